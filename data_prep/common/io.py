@@ -1,0 +1,88 @@
+"""Atomic writers and checked readers shared by every study.
+
+Readers never truncate silently: mismatched line counts, empty files and missing
+files raise :class:`DataError` naming the file (and the line where one is at fault).
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable, Iterator
+
+
+class DataError(ValueError):
+    """Bad input data; the message names the file and, where known, the line."""
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8"):
+    """Write to a temporary file beside ``path`` and move it into place on success.
+
+    A crash or interrupt leaves the old file (or none), never a half-written one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_lines(path: str | os.PathLike, lines: Iterable[str]) -> int:
+    """Atomically write one item per line; returns the number of lines."""
+    n = 0
+    with atomic_open(path) as fh:
+        for line in lines:
+            if "\n" in line:
+                raise DataError(f"{path}: line {n + 1} contains a newline")
+            fh.write(line + "\n")
+            n += 1
+    return n
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    with atomic_open(path) as fh:
+        fh.write(text)
+
+
+def iter_lines(path: str | os.PathLike) -> Iterator[str]:
+    """Stream a text file's lines without their newline."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            yield line.rstrip("\n").rstrip("\r")
+
+
+def read_lines(path: str | os.PathLike, allow_empty: bool = False) -> list[str]:
+    lines = list(iter_lines(path))
+    if not lines and not allow_empty:
+        raise DataError(f"{path}: file is empty")
+    return lines
+
+
+def read_aligned(*paths: str | os.PathLike) -> list[list[str]]:
+    """Read files that must be aligned line by line (source/target, hyp/ref, ...)."""
+    columns = [read_lines(p) for p in paths]
+    counts = {str(p): len(c) for p, c in zip(paths, columns)}
+    if len(set(counts.values())) > 1:
+        desc = ", ".join(f"{p} has {n}" for p, n in counts.items())
+        raise DataError(f"line counts differ: {desc} lines")
+    return columns
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
