@@ -1,0 +1,169 @@
+"""The two toolkit writers: every study's raw ``{split}.{src,tgt}`` text goes through
+these, so what differs between fairseq and OpenNMT-py lives here only.
+
+* :func:`write_fairseq` binarises with fairseq's own ``fairseq-preprocess``;
+* :func:`write_onmt` writes OpenNMT-py's text corpus and vocabularies with
+  OpenNMT-py's own ``onmt_build_vocab``.
+
+Both first check that the evaluation splits use no token absent from training
+(a clear error naming file, line and token; ``allow_unknown`` to accept them, as
+some generalisation tests deliberately do), both write into a temporary folder and
+move it into place, and both leave a manifest.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .io import DataError, atomic_open, iter_lines
+from .manifest import is_complete, write_manifest
+
+SPLITS = ("train", "valid", "test")
+
+
+def toolkit_command(name: str) -> list[str]:
+    """A toolkit console script from the running environment (beside ``sys.executable``)."""
+    local = Path(sys.executable).with_name(name)
+    if local.exists():
+        return [str(local)]
+    found = shutil.which(name)
+    if not found:
+        raise FileNotFoundError(f"'{name}' not found; run scripts/setup_env.sh first")
+    return [found]
+
+
+def run_logged(cmd: Sequence[str], log: Path, what: str, cwd: Path | None = None) -> None:
+    """Run a toolkit command, its output into ``log``; on failure show the log's tail."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8") as fh:
+        proc = subprocess.run(list(cmd), stdout=fh, stderr=subprocess.STDOUT, cwd=cwd)
+    if proc.returncode != 0:
+        tail = "".join(log.read_text(encoding="utf-8", errors="replace").splitlines(True)[-15:])
+        raise RuntimeError(f"{what} failed (exit {proc.returncode}); log {log}:\n{tail}")
+
+
+def vocabulary(path: Path) -> set[str]:
+    vocab: set[str] = set()
+    for line in iter_lines(path):
+        vocab.update(line.split())
+    return vocab
+
+
+def check_known_tokens(raw_dir: Path, splits: Sequence[str], sides=("src", "tgt")) -> dict:
+    """Raise :class:`DataError` at the first token of a non-training split that never
+    occurs in training (per side).  Returns the vocabulary sizes."""
+    sizes = {}
+    for side in sides:
+        vocab = vocabulary(raw_dir / f"train.{side}")
+        sizes[side] = len(vocab)
+        for split in splits:
+            if split == "train":
+                continue
+            path = raw_dir / f"{split}.{side}"
+            for lineno, line in enumerate(iter_lines(path), start=1):
+                for tok in line.split():
+                    if tok not in vocab:
+                        raise DataError(
+                            f"{path}: line {lineno}: token {tok!r} never occurs in "
+                            f"{raw_dir / f'train.{side}'} (pass allow_unknown to accept)"
+                        )
+    return sizes
+
+
+def check_aligned(raw_dir: Path, splits: Sequence[str]) -> dict[str, int]:
+    counts = {}
+    for split in splits:
+        n_src = sum(1 for _ in iter_lines(raw_dir / f"{split}.src"))
+        n_tgt = sum(1 for _ in iter_lines(raw_dir / f"{split}.tgt"))
+        if n_src != n_tgt:
+            raise DataError(f"{raw_dir / f'{split}.src'} has {n_src} lines but "
+                            f"{raw_dir / f'{split}.tgt'} has {n_tgt}")
+        if n_src == 0:
+            raise DataError(f"{raw_dir / f'{split}.src'} is empty")
+        counts[split] = n_src
+    return counts
+
+
+def _fresh_tmp(out_dir: Path) -> Path:
+    tmp = out_dir.with_name(out_dir.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    return tmp
+
+
+def _move_into_place(tmp: Path, out_dir: Path) -> None:
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    tmp.rename(out_dir)
+
+
+def write_fairseq(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] = SPLITS,
+                  workers: int = 1, allow_unknown: bool = False) -> dict:
+    """Binarise ``raw_dir/{split}.{src,tgt}`` into ``out_dir`` with fairseq-preprocess."""
+    raw_dir, out_dir = Path(raw_dir), Path(out_dir)
+    args = {"raw_dir": str(raw_dir), "splits": list(splits), "allow_unknown": allow_unknown,
+            "source_lang": "src", "target_lang": "tgt"}
+    if is_complete(out_dir, "fairseq-preprocess", args):
+        return {"skipped": True}
+    counts = check_aligned(raw_dir, splits)
+    if not allow_unknown:
+        check_known_tokens(raw_dir, splits)
+    tmp = _fresh_tmp(out_dir)
+    cmd = toolkit_command("fairseq-preprocess") + [
+        "--source-lang", "src", "--target-lang", "tgt", "--destdir", str(tmp),
+        "--workers", str(workers),
+    ]
+    prefix_flag = {"train": "--trainpref", "valid": "--validpref", "test": "--testpref"}
+    extra = [s for s in splits if s not in prefix_flag]
+    for split in splits:
+        if split in prefix_flag:
+            cmd += [prefix_flag[split], str(raw_dir / split)]
+    if extra:  # fairseq names further test sets test1, test2, ...
+        raise ValueError(f"write_fairseq: unsupported split names {extra}")
+    run_logged(cmd, tmp / "preprocess.log", "fairseq-preprocess")
+    files = sorted(p.name for p in tmp.iterdir() if p.is_file())
+    _move_into_place(tmp, out_dir)
+    return write_manifest(out_dir, generator="fairseq-preprocess", generator_version="1",
+                          seed=None, args=args, files=files, counts=counts,
+                          packages=("compsuite", "fairseq-fixed", "torch"))
+
+
+def write_onmt(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] = SPLITS,
+               allow_unknown: bool = False) -> dict:
+    """Copy the text corpus into ``out_dir`` and build ``src.vocab``/``tgt.vocab`` there
+    with onmt_build_vocab over the training split."""
+    raw_dir, out_dir = Path(raw_dir), Path(out_dir)
+    args = {"raw_dir": str(raw_dir), "splits": list(splits), "allow_unknown": allow_unknown}
+    if is_complete(out_dir, "onmt_build_vocab", args):
+        return {"skipped": True}
+    counts = check_aligned(raw_dir, splits)
+    if not allow_unknown:
+        check_known_tokens(raw_dir, splits)
+    tmp = _fresh_tmp(out_dir)
+    for split in splits:
+        for side in ("src", "tgt"):
+            shutil.copyfile(raw_dir / f"{split}.{side}", tmp / f"{split}.{side}")
+    config = tmp / "build_vocab.yaml"
+    with atomic_open(config) as fh:
+        # Paths are relative to the folder, so the folder can be moved as a whole.
+        fh.write(
+            "# onmt_build_vocab -config build_vocab.yaml (run from this folder)\n"
+            "save_data: samples\nsrc_vocab: src.vocab\ntgt_vocab: tgt.vocab\n"
+            "n_sample: -1\noverwrite: true\n"
+            "data:\n  corpus_1:\n    path_src: train.src\n    path_tgt: train.tgt\n"
+        )
+    cmd = toolkit_command("onmt_build_vocab") + ["-config", "build_vocab.yaml"]
+    log = tmp / "build_vocab.log"
+    run_logged(cmd, log, "onmt_build_vocab", cwd=tmp)
+    for name in ("src.vocab", "tgt.vocab"):
+        if not (tmp / name).is_file() or (tmp / name).stat().st_size == 0:
+            raise RuntimeError(f"onmt_build_vocab wrote no {name}; see {log}")
+    files = sorted(p.name for p in tmp.iterdir() if p.is_file())
+    _move_into_place(tmp, out_dir)
+    return write_manifest(out_dir, generator="onmt_build_vocab", generator_version="1",
+                          seed=None, args=args, files=files, counts=counts,
+                          packages=("compsuite", "OpenNMT-py", "torch"))

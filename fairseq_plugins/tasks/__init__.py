@@ -1,0 +1,1 @@
+# Every module here is imported by fairseq itself when --user-dir is given.
