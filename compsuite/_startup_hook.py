@@ -1,13 +1,12 @@
 """Startup hook installed as a ``.pth`` line by scripts/setup_env.sh.
 
 torch >= 2.6 loads checkpoints with ``weights_only=True``.  fairseq's and
-OpenNMT-py's checkpoints hold a few plain Python/NumPy objects besides tensors
-(OpenNMT-py its ``argparse.Namespace`` options, fairseq NumPy scalars in its
-training state), so ``fairseq-generate``, ``onmt_translate`` and resumed training
+OpenNMT-py's checkpoints hold their options as an ``argparse.Namespace`` besides
+the tensors, so ``fairseq-generate``, ``onmt_translate`` and resumed training
 fail to load them.  Rather than turning ``weights_only`` off (which would allow
-arbitrary code in a pickle), :mod:`compsuite.torch_compat` adds exactly those
-types to torch's allow-list, and only in processes that import ``fairseq`` or
-``onmt``: this hook waits for either import and then registers them.  It costs
+arbitrary code in a pickle), :mod:`compsuite.torch_compat` adds exactly that
+type to torch's allow-list, and only in processes that import ``fairseq`` or
+``onmt``: this hook waits for either import and then registers it.  It costs
 nothing in any other process (it imports neither torch nor the toolkits).
 
 Set ``COMPSUITE_NO_TORCH_COMPAT=1`` to disable it (the tests do, to show the failure).

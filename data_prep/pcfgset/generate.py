@@ -23,6 +23,7 @@ this generator does not: see ``data_prep/pcfgset/doc.md``.
 """
 from __future__ import annotations
 
+import itertools
 import random
 import statistics as st
 from dataclasses import asdict, dataclass, field
@@ -179,7 +180,7 @@ def generate(out_dir: str | Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     if progress:
         from tqdm import tqdm
         stream = tqdm(stream, total=cfg.n_pairs, desc="PCFG SET pairs", unit="pair")
-    pairs = [next(stream) for _ in range(cfg.n_pairs)]  # draws are already in random order
+    pairs = list(itertools.islice(stream, cfg.n_pairs))  # draws are already in random order
     files, stats, start = [], {}, 0
     for split in SPLITS:
         part = pairs[start:start + counts[split]]

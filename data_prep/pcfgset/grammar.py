@@ -183,3 +183,11 @@ def symbols(n_letters: int = 26, n_numbers: int = 20) -> list[str]:
     if letters is None:
         raise ValueError("at most 26 letters")
     return [f"{a}{i}" for a in letters for i in range(1, n_numbers + 1)]
+
+
+def structure(source: str | Sequence[str]) -> dict[str, int]:
+    """The input properties of the paper's Figure 7: length (tokens), number of
+    functions and depth."""
+    tree = parse(source)
+    n = len(source.split()) if isinstance(source, str) else len(source)
+    return {"length": n, "n_functions": tree.n_functions, "depth": tree.depth}

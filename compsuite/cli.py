@@ -1,0 +1,271 @@
+"""The ``compsuite`` command line.  Subcommands parse arguments and call the rooms
+(``data_prep``, ``eval``, the pipeline); no logic lives here.
+
+    compsuite data pcfgset generate --seed 1 --out DIR [--config full|small]
+    compsuite data pcfgset interpret [--exceptions]   < sources > meanings
+    compsuite data pcfgset stats FILE.src
+    compsuite eval accuracy (--fairseq OUT | --hyp H --ref R [--src S] | --tsv F) [--json]
+    compsuite run pcfgset --profile quick|paper [--seeds 1 2 3]
+    compsuite report pcfgset --profile quick|paper
+    compsuite list | compsuite paths
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from compsuite.data_prep.common.io import DataError
+
+
+def _fail(msg: str, code: int = 2) -> int:
+    print(f"compsuite: error: {msg}", file=sys.stderr)
+    return code
+
+
+# ----------------------------------------------------------------------------- data
+def cmd_pcfgset_generate(a) -> int:
+    from dataclasses import replace
+
+    from compsuite.data_prep.common.writers import write_fairseq, write_onmt
+    from compsuite.data_prep.pcfgset import CONFIGS, generate
+
+    cfg = CONFIGS[a.config]
+    if a.n_pairs:
+        cfg = replace(cfg, n_pairs=a.n_pairs)
+    out = Path(a.out)
+    raw = out / "raw" if a.toolkits else out
+    m = generate(raw, cfg, seed=a.seed, progress=not a.quiet)
+    print(f"wrote {raw} ({m['counts']}); dropped: {m['dropped']}")
+    if "fairseq" in a.toolkits:
+        write_fairseq(raw, out / "fairseq-bin")
+        print(f"wrote {out / 'fairseq-bin'}")
+    if "onmt" in a.toolkits:
+        write_onmt(raw, out / "onmt")
+        print(f"wrote {out / 'onmt'}")
+    return 0
+
+
+def cmd_pcfgset_interpret(a) -> int:
+    from compsuite.data_prep.pcfgset.grammar import PCFGSyntaxError, interpret
+
+    src = open(a.input, encoding="utf-8") if a.input else sys.stdin
+    name = a.input or "stdin"
+    out = sys.stdout
+    for lineno, line in enumerate(src, start=1):
+        try:
+            out.write(interpret(line, exceptions=a.exceptions) + "\n")
+        except PCFGSyntaxError as e:
+            out.flush()
+            return _fail(f"{name}: line {lineno}: {e}: {line.strip()[:120]!r}", 1)
+    return 0
+
+
+def cmd_pcfgset_stats(a) -> int:
+    from compsuite.data_prep.common.io import read_lines
+    from compsuite.data_prep.pcfgset.generate import describe
+    from compsuite.data_prep.pcfgset.grammar import PCFGSyntaxError
+
+    lines = read_lines(a.file)
+    try:
+        stats = describe(lines)
+    except PCFGSyntaxError as e:
+        return _fail(f"{a.file}: {e}", 1)
+    print(json.dumps(stats, indent=2))
+    return 0
+
+
+# ----------------------------------------------------------------------------- eval
+BREAKDOWNS = {"pcfgset": "compsuite.data_prep.pcfgset.grammar:structure"}
+
+
+def _breakdown_fn(name: str):
+    import importlib
+
+    mod, fn = BREAKDOWNS[name].split(":")
+    return getattr(importlib.import_module(mod), fn)
+
+
+def cmd_eval_accuracy(a) -> int:
+    from compsuite.eval.metrics.accuracy import accuracy_with_breakdown
+    from compsuite.eval.readers.predictions import read_fairseq_generate, read_plain, read_tsv
+
+    if a.fairseq:
+        preds = read_fairseq_generate(a.fairseq)
+    elif a.tsv:
+        preds = read_tsv(a.tsv)
+    elif a.hyp and a.ref:
+        preds = read_plain(a.hyp, a.ref, a.src)
+    else:
+        return _fail("give --fairseq FILE, --tsv FILE, or --hyp H with --ref R")
+    features = None
+    if a.breakdown:
+        if preds.sources is None:
+            return _fail("--breakdown needs the sources: add --src (or use --fairseq/--tsv)")
+        fn = _breakdown_fn(a.breakdown)
+        try:
+            rows = [fn(s) for s in preds.sources]
+        except ValueError as e:
+            return _fail(f"--breakdown {a.breakdown}: cannot analyse a source: {e}", 1)
+        features = {k: [r[k] for r in rows] for k in rows[0]}
+    res = accuracy_with_breakdown(preds.hypotheses, preds.references, features)
+    out = {**res.as_dict(), "input": preds.origin}
+    if a.out:
+        from compsuite.data_prep.common.io import atomic_open
+
+        with atomic_open(a.out) as fh:
+            json.dump(out, fh, indent=2)
+    if a.plot:
+        if not features:
+            return _fail("--plot needs --breakdown")
+        from compsuite.eval.reports.plots import accuracy_by_feature
+
+        accuracy_by_feature({a.label or "model": res.breakdown}, a.plot)
+    if a.json:
+        print(json.dumps(out))
+    else:
+        from compsuite.eval.reports.tables import markdown_table
+
+        print(markdown_table(["metric", "value", "n", "signature"],
+                             [["sequence accuracy", res.accuracy, res.n, res.signature]]))
+        for feat, groups in res.breakdown.items():
+            print(f"\naccuracy by {feat}\n")
+            print(markdown_table([feat, "accuracy", "n"],
+                                 [[k, v["accuracy"], v["n"]] for k, v in groups.items()]))
+    return 0
+
+
+# ----------------------------------------------------------------------------- run / report
+def cmd_run(a) -> int:
+    from compsuite.pipeline import run_profile
+    from compsuite.registry import get_study
+
+    study = get_study(a.study)
+    results = run_profile(study, a.profile, seeds=a.seeds, runs=a.runs,
+                          data_root=Path(a.data_root), runs_root=Path(a.runs_root),
+                          show=not a.quiet)
+    return _report(study, a.profile, results, Path(a.results_root))
+
+
+def cmd_report(a) -> int:
+    from compsuite.registry import get_study
+
+    study = get_study(a.study)
+    profile = study.profile(a.profile)
+    results = []
+    for p in sorted(Path(a.runs_root, study.name, profile.name).glob("*/seed*/result-test.json")):
+        results.append(json.loads(p.read_text()))
+    if not results:
+        return _fail(f"no results under {Path(a.runs_root, study.name, profile.name)}; "
+                     f"run 'compsuite run {study.name} --profile {profile.name}' first")
+    return _report(study, a.profile, results, Path(a.results_root))
+
+
+def _report(study, profile: str, results: list[dict], results_root: Path) -> int:
+    from compsuite.eval.reports.pcfgset import build_report
+
+    out = results_root / study.name / profile
+    build_report(results, out, profile, study.title, study.architectures)
+    print((out / "table.md").read_text())
+    print(f"results in {out}/ (results.json, table.md, accuracy_by_structure.png)")
+    return 0
+
+
+def cmd_list(a) -> int:
+    from compsuite.registry import get_study, studies
+
+    for name in studies():
+        s = get_study(name)
+        print(f"{name}: {s.title}")
+        for pname, p in s.profiles.items():
+            print(f"  profile {pname}: dataset {p.dataset}, seeds {p.seeds}, runs {', '.join(p.runs)}")
+    return 0
+
+
+def cmd_paths(a) -> int:
+    from compsuite.registry import ROOT
+
+    print(json.dumps({"checkout": str(ROOT), "fairseq_user_dir": str(ROOT / "fairseq_plugins"),
+                      "onmt_configs": str(ROOT / "onmt_configs")}, indent=2))
+    return 0
+
+
+# ----------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="compsuite", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    data = sub.add_parser("data", help="generate and convert datasets")
+    dsub = data.add_subparsers(dest="study", required=True)
+    pcfg = dsub.add_parser("pcfgset", help="PCFG SET (Hupkes et al. 2020)")
+    psub = pcfg.add_subparsers(dest="action", required=True)
+    g = psub.add_parser("generate", help="generate the base corpus {train,valid,test}.{src,tgt}")
+    g.add_argument("--config", choices=["full", "small"], default="full",
+                   help="full = the paper's task; small = the quick profile's scaled-down task")
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--out", required=True)
+    g.add_argument("--n-pairs", type=int, help="override the number of distinct pairs")
+    g.add_argument("--toolkits", nargs="*", default=[], choices=["fairseq", "onmt"],
+                   help="also write fairseq-binarised and/or OpenNMT-py data (then the text "
+                        "goes to OUT/raw)")
+    g.add_argument("--quiet", action="store_true")
+    g.set_defaults(func=cmd_pcfgset_generate)
+    i = psub.add_parser("interpret", help="map sources (stdin or --input) to their meanings")
+    i.add_argument("--input", help="a file of sources (default: stdin)")
+    i.add_argument("--exceptions", action="store_true",
+                   help="apply the overgeneralisation exceptions of Table 2")
+    i.set_defaults(func=cmd_pcfgset_interpret)
+    s = psub.add_parser("stats", help="Table 1 statistics of a source file")
+    s.add_argument("file")
+    s.set_defaults(func=cmd_pcfgset_stats)
+
+    ev = sub.add_parser("eval", help="score model outputs")
+    esub = ev.add_subparsers(dest="metric", required=True)
+    acc = esub.add_parser("accuracy", help="sequence accuracy (exact match)")
+    acc.add_argument("--fairseq", help="fairseq-generate output")
+    acc.add_argument("--hyp", help="hypotheses, one per line (e.g. onmt_translate -output)")
+    acc.add_argument("--ref", help="references, one per line")
+    acc.add_argument("--src", help="sources, one per line (for --breakdown)")
+    acc.add_argument("--tsv", help="TSV with a 'source target prediction' header")
+    acc.add_argument("--breakdown", choices=sorted(BREAKDOWNS),
+                     help="accuracy by input structure (pcfgset: length, #functions, depth)")
+    acc.add_argument("--json", action="store_true", help="print one JSON object")
+    acc.add_argument("--out", help="also write the JSON result to this file")
+    acc.add_argument("--plot", help="write a PNG of the breakdown (needs --breakdown)")
+    acc.add_argument("--label", help="model label in the plot")
+    acc.set_defaults(func=cmd_eval_accuracy)
+
+    for name, func, helptext in (("run", cmd_run, "data, training, predictions, scores, report"),
+                                 ("report", cmd_report, "tables and plots from finished runs")):
+        r = sub.add_parser(name, help=helptext)
+        r.add_argument("study")
+        r.add_argument("--profile", default="quick")
+        r.add_argument("--runs-root", default="runs")
+        r.add_argument("--results-root", default="results")
+        if name == "run":
+            r.add_argument("--seeds", type=int, nargs="+")
+            r.add_argument("--runs", nargs="+", help="only these runs (architecture-toolkit)")
+            r.add_argument("--data-root", default="DATA")
+            r.add_argument("--quiet", action="store_true", help="no progress bars")
+        r.set_defaults(func=func)
+
+    sub.add_parser("list", help="studies, profiles and runs").set_defaults(func=cmd_list)
+    sub.add_parser("paths", help="where the plugins and configs are").set_defaults(func=cmd_paths)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # e.g. piped into `head`
+        sys.stderr.close()
+        return 0
+    except (DataError, FileNotFoundError, KeyError, ValueError, RuntimeError) as e:
+        return _fail(str(e) if not isinstance(e, KeyError) else str(e.args[0]), 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

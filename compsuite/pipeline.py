@@ -1,0 +1,115 @@
+"""Chains the rooms for one study: data -> training -> predictions -> scores -> report.
+
+Each step is also a command of its own (``compsuite data``, the toolkit commands,
+``compsuite eval``, ``compsuite report``); this module only runs them in order and
+skips a step whose outputs exist (checked by manifest, ``train.json``, or the
+prediction file, all written atomically), so an interrupted run resumes.
+
+Layout::
+
+    DATA/<study>/<dataset>/seed<S>/{raw, fairseq-bin, onmt}   (+ manifest.json each)
+    runs/<study>/<profile>/<run>/seed<S>/                      (config, log, checkpoints,
+                                                                predictions, result-test.json)
+    results/<study>/<profile>/                                 (results.json, table.md, *.png)
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from compsuite.data_prep.common.io import atomic_open, sha256_file
+from compsuite.data_prep.common.manifest import is_complete
+from compsuite.data_prep.common.writers import write_fairseq, write_onmt
+from compsuite.eval.metrics.accuracy import accuracy_with_breakdown
+from compsuite.eval.readers.predictions import read_fairseq_generate, read_plain
+from compsuite.registry import ROOT, Study
+from compsuite.toolkits import PREDICT, TRAIN, DataPaths
+
+GENERATORS = {}
+
+
+def _generator(name: str):
+    if not GENERATORS:
+        from compsuite.data_prep import pcfgset
+
+        GENERATORS["pcfgset"] = pcfgset
+    if name not in GENERATORS:
+        raise KeyError(f"unknown generator '{name}' (known: {', '.join(GENERATORS)})")
+    return GENERATORS[name]
+
+
+def git_revision() -> str | None:
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        return rev + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def prepare_data(study: Study, dataset: str, seed: int, data_root: Path,
+                 show: bool = True) -> DataPaths:
+    spec = study.datasets[dataset]
+    gen = _generator(spec["generator"])
+    cfg = gen.CONFIGS[spec["config"]]
+    base = data_root / study.name / dataset / f"seed{seed}"
+    paths = DataPaths(base / "raw", base / "fairseq-bin", base / "onmt")
+    if not is_complete(paths.raw, gen.GENERATOR, cfg.as_args()):
+        gen.generate(paths.raw, cfg, seed=seed, progress=show)
+    write_fairseq(paths.raw, paths.fairseq_bin)
+    write_onmt(paths.raw, paths.onmt)
+    return paths
+
+
+def score_predictions(run_dir: Path, toolkit: str, prediction_file: Path, data: DataPaths,
+                      split: str, features_of=None) -> dict:
+    if toolkit == "fairseq":
+        preds = read_fairseq_generate(prediction_file)
+    else:
+        preds = read_plain(prediction_file, data.raw / f"{split}.tgt", data.raw / f"{split}.src",
+                           fmt="onmt_translate")
+    features = None
+    if features_of is not None and preds.sources is not None:
+        rows = [features_of(s) for s in preds.sources]
+        features = {k: [r[k] for r in rows] for k in rows[0]} if rows else None
+    res = accuracy_with_breakdown(preds.hypotheses, preds.references, features)
+    return {**res.as_dict(), "predictions": preds.origin,
+            "predictions_sha256": sha256_file(prediction_file)}
+
+
+def run_profile(study: Study, profile_name: str, seeds: list[int] | None = None,
+                runs: list[str] | None = None, data_root: Path = Path("DATA"),
+                runs_root: Path = Path("runs"), show: bool = True) -> list[dict]:
+    """Train, predict and score every run of a profile; returns the per-run results."""
+    from compsuite.data_prep.pcfgset.grammar import structure
+
+    profile = study.profile(profile_name)
+    results = []
+    for seed in seeds or profile.seeds:
+        data = prepare_data(study, profile.dataset, seed, data_root, show)
+        for run_name in runs or profile.runs:
+            run = study.run(run_name)
+            run_dir = runs_root / study.name / profile.name / run.name / f"seed{seed}"
+            result_file = run_dir / "result-test.json"
+            if result_file.is_file():
+                results.append(json.loads(result_file.read_text()))
+                continue
+            train_info = TRAIN[run.toolkit](run, profile.name, data, run_dir, seed, show=show)
+            pred = PREDICT[run.toolkit](run_dir, data, "test", study.generation, show=show)
+            scored = score_predictions(run_dir, run.toolkit, pred, data, "test", structure)
+            result = {
+                "study": study.name, "profile": profile.name, "run": run.name,
+                "architecture": run.architecture, "toolkit": run.toolkit,
+                "paper_setup": run.paper_setup, "dataset": profile.dataset,
+                "dataset_label": study.datasets[profile.dataset]["label"], "seed": seed,
+                "split": "test", "checkpoint": train_info["checkpoint"],
+                "train_wall_s": train_info.get("wall_s"), "generation": study.generation,
+                "config_version": study.config_version, "git": git_revision(), **scored,
+            }
+            with atomic_open(result_file) as fh:
+                json.dump(result, fh, indent=2)
+            results.append(result)
+    return results

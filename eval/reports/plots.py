@@ -1,0 +1,47 @@
+"""PNG plots (matplotlib, headless)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+FEATURE_LABELS = {"length": "input length (tokens)", "n_functions": "number of functions",
+                  "depth": "depth"}
+
+
+def accuracy_by_feature(series: Mapping[str, Mapping[str, Mapping]], out: str | Path,
+                        title: str = "", min_n: int = 5) -> Path:
+    """One panel per feature (the paper's Figure 7), one line per model.
+
+    ``series``: model label -> feature -> {value: {"accuracy", "n"}}.  Points with
+    fewer than ``min_n`` examples are left out (they are noise).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    features = [f for f in FEATURE_LABELS if any(f in s for s in series.values())]
+    if not features:
+        raise ValueError("no breakdown to plot (were sources available?)")
+    fig, axes = plt.subplots(1, len(features), figsize=(4.2 * len(features), 3.4), squeeze=False)
+    for ax, feat in zip(axes[0], features):
+        for label, s in series.items():
+            pts = sorted((int(k), v["accuracy"]) for k, v in s.get(feat, {}).items()
+                         if v["n"] >= min_n)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
+        ax.set_xlabel(FEATURE_LABELS[feat])
+        ax.set_ylabel("sequence accuracy")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name("." + out.name + ".tmp.png")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    tmp.replace(out)
+    return out

@@ -1,0 +1,33 @@
+"""Markdown tables and the paper's published numbers (read from paper_numbers/)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+PAPER_NUMBERS = Path(__file__).with_name("paper_numbers")
+
+
+def paper_numbers(study: str) -> dict[str, Any]:
+    path = PAPER_NUMBERS / f"{study}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"no published numbers for study '{study}' ({path})")
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def fmt(x: Any, digits: int = 2) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[str(h) for h in header]] + [[fmt(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(cells[0], widths)) + " |",
+             "| " + " | ".join("-" * w for w in widths) + " |"]
+    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in cells[1:]]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,89 @@
+"""The command line: help for every subcommand, interpret, eval accuracy formats."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, reference_path
+
+CLI = [sys.executable, "-m", "compsuite.cli"]
+
+
+def run(args, **kw):
+    return subprocess.run(CLI + args, capture_output=True, text=True, cwd=ROOT, **kw)
+
+
+@pytest.mark.parametrize("args", [
+    [], ["data"], ["data", "pcfgset"], ["data", "pcfgset", "generate"],
+    ["data", "pcfgset", "interpret"], ["data", "pcfgset", "stats"], ["eval"],
+    ["eval", "accuracy"], ["run"], ["report"], ["list"], ["paths"],
+])
+def test_every_help_runs(args):
+    r = run(args + ["--help"])
+    assert r.returncode == 0 and "usage" in r.stdout
+
+
+def test_interpret_stdin_and_error_line():
+    r = run(["data", "pcfgset", "interpret"], input="copy A1 B1\nreverse A1 B1\n")
+    assert r.returncode == 0 and r.stdout == "A1 B1\nB1 A1\n"
+    r = run(["data", "pcfgset", "interpret"], input="copy A1\nappend A1 B1\n")
+    assert r.returncode == 1
+    assert "stdin: line 2" in r.stderr and "expects ','" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_interpret_matches_reference_file():
+    src = reference_path("pcfgset", "systematicity", "test.src")
+    r = run(["data", "pcfgset", "interpret", "--input", str(src)])
+    assert r.returncode == 0
+    assert r.stdout == src.with_suffix(".tgt").read_text()
+
+
+def test_eval_accuracy_json_all_formats(tmp_path):
+    (tmp_path / "h").write_text("A1\nB1\n")
+    (tmp_path / "r").write_text("A1\nC1\n")
+    (tmp_path / "s").write_text("copy A1\ncopy C1\n")
+    (tmp_path / "p.tsv").write_text("source\ttarget\tprediction\ncopy A1\tA1\tA1\n")
+    (tmp_path / "gen").write_text("S-0\tcopy A1\nT-0\tA1\nH-0\t-0.1\tB1\n")
+    for args, acc, n in [
+        (["--hyp", "h", "--ref", "r"], 0.5, 2),
+        (["--hyp", "h", "--ref", "r", "--src", "s", "--breakdown", "pcfgset"], 0.5, 2),
+        (["--tsv", "p.tsv"], 1.0, 1),
+        (["--fairseq", "gen"], 0.0, 1),
+    ]:
+        r = subprocess.run(CLI + ["eval", "accuracy", "--json"] + args, cwd=tmp_path,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert out["accuracy"] == acc and out["n"] == n
+        assert ("depth" in out["breakdown"]) == ("--breakdown" in args)
+
+
+def test_eval_accuracy_breakdown_and_plot(tmp_path):
+    (tmp_path / "h").write_text("A1\nB1 B1\n")
+    (tmp_path / "r").write_text("A1\nB1 B1\n")
+    (tmp_path / "s").write_text("copy A1\nrepeat copy B1\n")
+    r = subprocess.run(CLI + ["eval", "accuracy", "--json", "--hyp", "h", "--ref", "r", "--src",
+                              "s", "--breakdown", "pcfgset", "--plot", "f7.png", "--out", "res.json"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = json.loads((tmp_path / "res.json").read_text())
+    assert out["breakdown"]["depth"] == {"1": {"accuracy": 1.0, "n": 1, "correct": 1},
+                                         "2": {"accuracy": 1.0, "n": 1, "correct": 1}}
+    assert (tmp_path / "f7.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("files,args,msg", [
+    ({"h": "A1\nB1\n", "r": "A1\n"}, ["--hyp", "h", "--ref", "r"], "line counts differ"),
+    ({"h": "", "r": "A1\n"}, ["--hyp", "h", "--ref", "r"], "empty"),
+    ({"p.tsv": "copy A1\tA1\tA1\n"}, ["--tsv", "p.tsv"], "header"),
+    ({}, ["--hyp", "h"], "give --fairseq"),
+])
+def test_eval_accuracy_errors_are_clear(tmp_path, files, args, msg):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    r = subprocess.run(CLI + ["eval", "accuracy"] + args, cwd=tmp_path, capture_output=True,
+                       text=True)
+    assert r.returncode != 0
+    assert msg in r.stderr and "Traceback" not in r.stderr

@@ -1,0 +1,48 @@
+"""The experiment registry and the files it points to."""
+import pytest
+
+from compsuite.registry import ROOT, Registry, RegistryError, get_study, load_study, studies
+
+
+def test_registry_rejects_duplicates_and_suggests():
+    r = Registry("thing")
+    r.register("transformer", 1)
+    with pytest.raises(RegistryError, match="already registered"):
+        r.register("transformer", 2)
+    with pytest.raises(RegistryError, match="did you mean 'transformer'"):
+        r.get("transfomer")
+
+
+def test_every_study_loads_and_its_files_exist():
+    for name in studies():
+        s = get_study(name)
+        for run_name, run in s.runs.items():
+            if run.toolkit == "onmt":
+                assert (ROOT / run.config).is_file(), run.config
+            for override in run.profiles.values():
+                if isinstance(override, str):
+                    assert (ROOT / override).is_file(), override
+        assert {"paper", "quick"} <= set(s.profiles)
+
+
+def test_pcfgset_profiles():
+    s = get_study("pcfgset")
+    assert s.profile("paper").dataset == "full" and s.profile("quick").dataset == "small"
+    paper_runs = {s.run(r).architecture for r in s.profile("paper").runs if s.run(r).paper_setup}
+    assert paper_runs == {"lstms2s", "convs2s", "transformer"}
+    toolkits = {(s.run(r).architecture, s.run(r).toolkit) for r in s.profile("quick").runs}
+    assert toolkits == {(a, t) for a in ("lstms2s", "transformer") for t in ("fairseq", "onmt")}
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("study: x\n  bad: [", "malformed YAML"),
+    ("study: x\narchitectures: {}\ndatasets: {}\nruns:\n  r: {architecture: a, toolkit: onmt}\n",
+     "unknown architecture 'a'"),
+    ("- just a list\n", "expected a mapping"),
+    ("study: x\n", "missing required key 'architectures'"),
+])
+def test_malformed_study_files_are_clear(tmp_path, text, msg):
+    f = tmp_path / "x.yaml"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=msg):
+        load_study(f)

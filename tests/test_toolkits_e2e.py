@@ -1,0 +1,56 @@
+"""Tiny end-to-end runs through both toolkits: data writers, training with the
+toolkit's own loop (fairseq with --user-dir fairseq_plugins), prediction with
+fairseq-generate / onmt_translate, resume, and scoring."""
+import json
+
+import pytest
+
+from compsuite.pipeline import score_predictions
+from compsuite.registry import Run
+from compsuite.toolkits import PREDICT, TRAIN
+
+from conftest import TINY_ONMT
+
+@pytest.mark.parametrize("toolkit", ["fairseq", "onmt"])
+def test_train_generate_score(toolkit, tiny_runs, tiny_data):
+    run, run_dir, info = tiny_runs[toolkit]
+    assert info["toolkit"] == toolkit
+    pred = PREDICT[toolkit](run_dir, tiny_data, "test", {"beam": 1, "batch_size": 64}, show=False)
+    from compsuite.data_prep.pcfgset.grammar import structure
+
+    res = score_predictions(run_dir, toolkit, pred, tiny_data, "test", structure)
+    assert res["n"] == 200 and 0.0 <= res["accuracy"] <= 1.0
+    assert set(res["breakdown"]) == {"length", "n_functions", "depth"}
+    assert sum(v["n"] for v in res["breakdown"]["depth"].values()) == 200
+
+
+def test_fairseq_task_logs_sequence_accuracy(tiny_runs):
+    _, run_dir, _ = tiny_runs["fairseq"]
+    log = (run_dir / "train.log").read_text()
+    assert "seq_acc" in log and "best_seq_acc" in log
+
+
+def test_finished_training_is_skipped_and_changed_config_refused(tiny_runs, tiny_data):
+    run, run_dir, info = tiny_runs["onmt"]
+    again = TRAIN["onmt"](run, "tiny", tiny_data, run_dir, seed=1, show=False)
+    assert again == info
+    with pytest.raises(RuntimeError, match="another configuration"):
+        TRAIN["onmt"](run, "tiny", tiny_data, run_dir, seed=2, show=False)
+
+
+def test_onmt_resumes_from_last_checkpoint(tiny_data, tmp_path):
+    """An interrupted OpenNMT-py run (checkpoints but no train.json) continues with
+    train_from the newest checkpoint instead of starting over."""
+    run = Run("r", "lstms2s", "onmt", False, config="onmt_configs/pcfgset/lstm.yaml",
+              profiles={"tiny": TINY_ONMT})  # 12 steps, a checkpoint every 6
+    run_dir = tmp_path / "run"
+    TRAIN["onmt"](run, "tiny", tiny_data, run_dir, seed=1, show=False)
+    # simulate an interruption after step 6: no final checkpoint, no train.json
+    (run_dir / "checkpoints" / "model_step_12.pt").unlink()
+    (run_dir / "train.json").unlink()
+    info = TRAIN["onmt"](run, "tiny", tiny_data, run_dir, seed=1, show=False)
+    config = (run_dir / "config.yaml").read_text()
+    assert "train_from:" in config and "model_step_6.pt" in config
+    assert info["checkpoint"].endswith("model_step_12.pt")
+    log = (run_dir / "train.log").read_text()
+    assert "model_step_6.pt" in log.split("# ")[-1]  # the second run loaded step 6
