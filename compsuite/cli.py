@@ -142,20 +142,18 @@ def cmd_run(a) -> int:
     from compsuite.registry import get_study
 
     study = get_study(a.study)
-    results = run_profile(study, a.profile, seeds=a.seeds, runs=a.runs,
-                          data_root=Path(a.data_root), runs_root=Path(a.runs_root),
-                          show=not a.quiet)
-    return _report(study, a.profile, results, Path(a.results_root))
+    run_profile(study, a.profile, seeds=a.seeds, runs=a.runs, data_root=Path(a.data_root),
+                runs_root=Path(a.runs_root), show=not a.quiet)
+    return cmd_report(a)
 
 
 def cmd_report(a) -> int:
     from compsuite.registry import get_study
+    from compsuite.pipeline import collect_results
 
     study = get_study(a.study)
     profile = study.profile(a.profile)
-    results = []
-    for p in sorted(Path(a.runs_root, study.name, profile.name).glob("*/seed*/result-test.json")):
-        results.append(json.loads(p.read_text()))
+    results = collect_results(study, profile.name, Path(a.runs_root))
     if not results:
         return _fail(f"no results under {Path(a.runs_root, study.name, profile.name)}; "
                      f"run 'compsuite run {study.name} --profile {profile.name}' first")

@@ -113,3 +113,14 @@ def run_profile(study: Study, profile_name: str, seeds: list[int] | None = None,
                 json.dump(result, fh, indent=2)
             results.append(result)
     return results
+
+
+def collect_results(study: Study, profile_name: str, runs_root: Path = Path("runs")) -> list[dict]:
+    """Every finished result of a profile's runs (any seed), for the report."""
+    profile = study.profile(profile_name)
+    results = []
+    for run_name in profile.runs:
+        base = runs_root / study.name / profile.name / run_name
+        for f in sorted(base.glob("seed*/result-test.json")):
+            results.append(json.loads(f.read_text()))
+    return results

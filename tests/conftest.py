@@ -43,6 +43,7 @@ TINY_ONMT = {
     "enc_layers": 1, "dec_layers": 1, "hidden_size": 16, "word_vec_size": 16,
     "optim": "adam", "learning_rate": 0.005, "train_steps": 12, "valid_steps": 6,
     "save_checkpoint_steps": 6, "keep_checkpoint": 2, "report_every": 4, "batch_size": 32,
+    "bucket_size": 2048, "num_workers": 0,  # fast start-up on a tiny corpus
 }
 
 

@@ -18,7 +18,8 @@ def test_paper_config_runs_one_update(run_name, tiny_data, tmp_path):
     run = STUDY.run(run_name)
     if run.toolkit == "onmt":
         cfg = onmt_config(run, "paper", tiny_data, tmp_path, seed=1)
-        cfg.update(train_steps=1, valid_steps=1000, save_checkpoint_steps=1, report_every=1)
+        cfg.update(train_steps=1, valid_steps=1000, save_checkpoint_steps=1, report_every=1,
+                   bucket_size=2048, num_workers=0)  # data loading only: fast start on tiny data
         (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
         cmd = toolkit_command("onmt_train") + ["-config", str(tmp_path / "config.yaml")]
         expect = tmp_path / "checkpoints" / "model_step_1.pt"

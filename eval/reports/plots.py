@@ -19,6 +19,7 @@ def accuracy_by_feature(series: Mapping[str, Mapping[str, Mapping]], out: str | 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     features = [f for f in FEATURE_LABELS if any(f in s for s in series.values())]
     if not features:
@@ -30,6 +31,7 @@ def accuracy_by_feature(series: Mapping[str, Mapping[str, Mapping]], out: str | 
                          if v["n"] >= min_n)
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel(FEATURE_LABELS[feat])
         ax.set_ylabel("sequence accuracy")
         ax.set_ylim(-0.02, 1.02)

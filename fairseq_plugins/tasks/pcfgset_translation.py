@@ -36,6 +36,22 @@ class PCFGSetTranslationConfig(TranslationConfig):
 class PCFGSetTranslationTask(TranslationTask):
     cfg: PCFGSetTranslationConfig
 
+    def get_batch_iterator(self, dataset, *args, **kwargs):
+        """Keep every sentence of an evaluation set.
+
+        fairseq drops a final batch whose size is not a multiple of
+        ``--required-batch-size-multiple`` (default 8; facebookresearch/fairseq#5036),
+        so validation accuracy and ``fairseq-generate`` would silently skip up to 7
+        sentences.  For every split but the training split this task batches with a
+        multiple of 1; training batches keep the user's setting.
+        """
+        if dataset is not self.datasets.get(getattr(self.cfg, "train_subset", "train")):
+            if len(args) >= 5:  # required_batch_size_multiple is the 5th positional argument
+                args = args[:4] + (1,) + args[5:]
+            else:
+                kwargs["required_batch_size_multiple"] = 1
+        return super().get_batch_iterator(dataset, *args, **kwargs)
+
     def build_model(self, cfg, from_checkpoint=False):
         model = super().build_model(cfg, from_checkpoint)
         if self.cfg.eval_accuracy:
