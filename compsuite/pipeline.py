@@ -111,7 +111,7 @@ def run_profile(study: Study, profile_name: str, seeds: list[int] | None = None,
             }
             with atomic_open(result_file) as fh:
                 json.dump(result, fh, indent=2)
-            results.append(result)
+            results.append(json.loads(result_file.read_text()))  # one form: what is on disk
     return results
 
 

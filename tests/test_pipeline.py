@@ -1,0 +1,57 @@
+"""compsuite run end to end on a tiny profile: data, training, predictions, scores,
+report; a second run skips every finished step; an interrupted run resumes."""
+import json
+
+import yaml
+
+from compsuite.eval.reports.pcfgset import build_report
+from compsuite.pipeline import collect_results, run_profile
+from compsuite.registry import load_study
+
+from conftest import TINY_ONMT
+
+
+def _study(tmp_path):
+    spec = {
+        "study": "pcfgset", "title": "PCFG SET task accuracy", "config_version": 1,
+        "datasets": {"small": {"generator": "pcfgset", "config": "small", "label": "tiny test"}},
+        "architectures": {"lstms2s": {"paper_name": "LSTMS2S"}},
+        "generation": {"beam": 1, "batch_size": 256},
+        "runs": {"lstms2s-onmt": {"architecture": "lstms2s", "toolkit": "onmt", "paper_setup": True,
+                                  "config": "onmt_configs/pcfgset/lstm.yaml",
+                                  "profiles": {"tiny": TINY_ONMT}}},
+        "profiles": {"tiny": {"dataset": "small", "seeds": [1], "runs": ["lstms2s-onmt"]}},
+    }
+    path = tmp_path / "pcfgset.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return load_study(path)
+
+
+def test_run_skip_resume_report(tmp_path):
+    study = _study(tmp_path)
+    roots = dict(data_root=tmp_path / "DATA", runs_root=tmp_path / "runs", show=False)
+    first = run_profile(study, "tiny", **roots)
+    assert len(first) == 1 and first[0]["n"] == 2353 and first[0]["git"] is not None
+    run_dir = tmp_path / "runs" / "pcfgset" / "tiny" / "lstms2s-onmt" / "seed1"
+    stamps = {p.name: p.stat().st_mtime_ns for p in run_dir.iterdir() if p.is_file()}
+    data_manifest = tmp_path / "DATA" / "pcfgset" / "small" / "seed1" / "raw" / "manifest.json"
+    data_stamp = data_manifest.stat().st_mtime_ns
+
+    again = run_profile(study, "tiny", **roots)            # everything skipped
+    assert again == first
+    assert {p.name: p.stat().st_mtime_ns for p in run_dir.iterdir() if p.is_file()} == stamps
+    assert data_manifest.stat().st_mtime_ns == data_stamp
+
+    (run_dir / "result-test.json").unlink()               # interrupted before scoring
+    (run_dir / "pred-test.txt").unlink()
+    resumed = run_profile(study, "tiny", **roots)
+    assert resumed[0]["accuracy"] == first[0]["accuracy"]
+    assert (run_dir / "train.log").stat().st_mtime_ns == stamps["train.log"]  # not retrained
+
+    results = collect_results(study, "tiny", tmp_path / "runs")
+    report = build_report(results, tmp_path / "results", "tiny", study.title, study.architectures)
+    table = (tmp_path / "results" / "table.md").read_text()
+    assert "| LSTMS2S" in table and "0.79" in table and "tiny test" in table
+    assert report["summary"][0]["paper_accuracy"] == 0.79
+    assert (tmp_path / "results" / "accuracy_by_structure.png").read_bytes()[:4] == b"\x89PNG"
+    assert json.loads((tmp_path / "results" / "results.json").read_text())["runs"][0]["seed"] == 1
