@@ -75,3 +75,13 @@ def test_atomic_write_leaves_no_partial_file(tmp_path):
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(DataError, match="newline"):
         write_lines(tmp_path / "g.txt", ["a\nb"])
+
+
+def test_fairseq_extra_evaluation_sets(small_corpus, tmp_path):
+    """Further evaluation sets become fairseq subsets test1, test2, ... (manifest maps them)."""
+    raw = _copy(small_corpus, tmp_path)
+    for side in ("src", "tgt"):
+        shutil.copyfile(raw / f"valid.{side}", raw / f"twin.{side}")
+    m = write_fairseq(raw, tmp_path / "bin", splits=("train", "valid", "test", "twin"))
+    assert m["fairseq_subsets"] == {"test": "test", "twin": "test1"}
+    assert (tmp_path / "bin" / "test1.src-tgt.src.bin").is_file()

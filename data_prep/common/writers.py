@@ -87,18 +87,32 @@ def check_aligned(raw_dir: Path, splits: Sequence[str]) -> dict[str, int]:
     return counts
 
 
-def _fresh_tmp(out_dir: Path) -> Path:
+def _begin(raw_dir: Path, out_dir: Path, writer: str, args: dict, splits: Sequence[str],
+           allow_unknown: bool) -> tuple[dict, Path] | None:
+    """None when ``out_dir`` already holds this output (by manifest); otherwise check
+    the input and return (line counts, a fresh temporary folder beside ``out_dir``)."""
+    if is_complete(out_dir, writer, args):
+        return None
+    counts = check_aligned(raw_dir, splits)
+    if not allow_unknown:
+        check_known_tokens(raw_dir, splits)
     tmp = out_dir.with_name(out_dir.name + ".tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    return tmp
+    return counts, tmp
 
 
-def _move_into_place(tmp: Path, out_dir: Path) -> None:
+def _complete(tmp: Path, out_dir: Path, writer: str, args: dict, counts: dict,
+              packages: Sequence[str], extra: dict | None = None) -> dict:
+    """Move the finished temporary folder into place and write its manifest."""
+    files = sorted(p.name for p in tmp.iterdir() if p.is_file())
     if out_dir.exists():
         shutil.rmtree(out_dir)
     tmp.rename(out_dir)
+    return write_manifest(out_dir, generator=writer, generator_version="1", seed=None,
+                          args=args, files=files, counts=counts, packages=packages,
+                          extra=extra)
 
 
 def write_fairseq(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] = SPLITS,
@@ -107,29 +121,31 @@ def write_fairseq(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
     args = {"raw_dir": str(raw_dir), "splits": list(splits), "allow_unknown": allow_unknown,
             "source_lang": "src", "target_lang": "tgt"}
-    if is_complete(out_dir, "fairseq-preprocess", args):
+    begun = _begin(raw_dir, out_dir, "fairseq-preprocess", args, splits, allow_unknown)
+    if begun is None:
         return {"skipped": True}
-    counts = check_aligned(raw_dir, splits)
-    if not allow_unknown:
-        check_known_tokens(raw_dir, splits)
-    tmp = _fresh_tmp(out_dir)
+    counts, tmp = begun
     cmd = toolkit_command("fairseq-preprocess") + [
         "--source-lang", "src", "--target-lang", "tgt", "--destdir", str(tmp),
         "--workers", str(workers),
     ]
-    prefix_flag = {"train": "--trainpref", "valid": "--validpref", "test": "--testpref"}
-    extra = [s for s in splits if s not in prefix_flag]
-    for split in splits:
-        if split in prefix_flag:
-            cmd += [prefix_flag[split], str(raw_dir / split)]
-    if extra:  # fairseq names further test sets test1, test2, ...
-        raise ValueError(f"write_fairseq: unsupported split names {extra}")
+    for split, flag in (("train", "--trainpref"), ("valid", "--validpref")):
+        if split in splits:
+            cmd += [flag, str(raw_dir / split)]
+    subsets = fairseq_subsets(splits)
+    if subsets:
+        cmd += ["--testpref", ",".join(str(raw_dir / s) for s in subsets)]
     run_logged(cmd, tmp / "preprocess.log", "fairseq-preprocess")
-    files = sorted(p.name for p in tmp.iterdir() if p.is_file())
-    _move_into_place(tmp, out_dir)
-    return write_manifest(out_dir, generator="fairseq-preprocess", generator_version="1",
-                          seed=None, args=args, files=files, counts=counts,
-                          packages=("compsuite", "fairseq-fixed", "torch"))
+    return _complete(tmp, out_dir, "fairseq-preprocess", args, counts,
+                     ("compsuite", "fairseq-fixed", "torch"), {"fairseq_subsets": subsets})
+
+
+def fairseq_subsets(splits: Sequence[str]) -> dict[str, str]:
+    """The ``--gen-subset`` name of each evaluation split: fairseq-preprocess names the
+    comma-separated test prefixes ``test``, ``test1``, ``test2``, ..."""
+    tests = [s for s in splits if s not in ("train", "valid")]
+    tests.sort(key=lambda s: s != "test")  # 'test' keeps its name when present
+    return {s: "test" if i == 0 else f"test{i}" for i, s in enumerate(tests)}
 
 
 def write_onmt(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] = SPLITS,
@@ -138,12 +154,10 @@ def write_onmt(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] =
     with onmt_build_vocab over the training split."""
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
     args = {"raw_dir": str(raw_dir), "splits": list(splits), "allow_unknown": allow_unknown}
-    if is_complete(out_dir, "onmt_build_vocab", args):
+    begun = _begin(raw_dir, out_dir, "onmt_build_vocab", args, splits, allow_unknown)
+    if begun is None:
         return {"skipped": True}
-    counts = check_aligned(raw_dir, splits)
-    if not allow_unknown:
-        check_known_tokens(raw_dir, splits)
-    tmp = _fresh_tmp(out_dir)
+    counts, tmp = begun
     for split in splits:
         for side in ("src", "tgt"):
             shutil.copyfile(raw_dir / f"{split}.{side}", tmp / f"{split}.{side}")
@@ -162,8 +176,5 @@ def write_onmt(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] =
     for name in ("src.vocab", "tgt.vocab"):
         if not (tmp / name).is_file() or (tmp / name).stat().st_size == 0:
             raise RuntimeError(f"onmt_build_vocab wrote no {name}; see {log}")
-    files = sorted(p.name for p in tmp.iterdir() if p.is_file())
-    _move_into_place(tmp, out_dir)
-    return write_manifest(out_dir, generator="onmt_build_vocab", generator_version="1",
-                          seed=None, args=args, files=files, counts=counts,
-                          packages=("compsuite", "OpenNMT-py", "torch"))
+    return _complete(tmp, out_dir, "onmt_build_vocab", args, counts,
+                     ("compsuite", "OpenNMT-py", "torch"))
