@@ -48,7 +48,7 @@ def cuda_available() -> bool:
 
 
 def run_with_progress(cmd: list[str], log: Path, desc: str, total: int | None,
-                      step_pattern: str, cwd: Path | None = None, show: bool = True) -> None:
+                      step_pattern: str, show: bool = True) -> None:
     """Run ``cmd``, copy its output to ``log``, and show a progress bar driven by the
     step numbers the toolkit prints (``step_pattern``'s first group)."""
     from tqdm import tqdm
@@ -59,7 +59,7 @@ def run_with_progress(cmd: list[str], log: Path, desc: str, total: int | None,
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"# {' '.join(cmd)}\n")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                cwd=cwd, text=True, bufsize=1)
+                                text=True, bufsize=1)
         assert proc.stdout is not None
         for line in proc.stdout:
             fh.write(line)
@@ -185,6 +185,8 @@ def fairseq_predict(run_dir: Path, data: DataPaths, split: str, generation: dict
     ]
     if not cuda_available():
         cmd.append("--cpu")
+    if show:
+        print(f"fairseq-generate: {split} -> {out}", flush=True)
     _run_to_file(cmd, out, run_dir / f"generate-{split}.log")
     return out
 
@@ -279,6 +281,8 @@ def onmt_predict(run_dir: Path, data: DataPaths, split: str, generation: dict,
     if cuda_available():
         cmd += ["-gpu", "0"]
     log = run_dir / f"translate-{split}.log"
+    if show:
+        print(f"onmt_translate: {split} -> {out}", flush=True)
     with open(log, "w", encoding="utf-8") as fh:
         proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT)
     if proc.returncode != 0 or not tmp.is_file():

@@ -1,5 +1,4 @@
 """Sequence accuracy on hand-made cases, and every input format with its errors."""
-import json
 
 import pytest
 
@@ -99,7 +98,7 @@ def test_fairseq_generate_output_is_resorted(tmp_path):
     ("S-0\tcopy A1\nH-0\t-0.1\tA1\n", "no T- lines"),
     ("T-0\tA1\nT-1\tB1\nH-0\t-0.1\tA1\n", "truncated"),
     ("T-0\tA1\nH-0\tA1\n", "without score"),
-    ("T-1\tA1\nH-1\t-0.1\tA1\n", "not 0..0"),
+    ("T-1\tA1\nH-1\t-0.1\tA1\n", "id 0 is missing"),
 ])
 def test_fairseq_generate_errors(tmp_path, text, msg):
     with pytest.raises(DataError, match=msg):

@@ -1,7 +1,6 @@
 """Tiny end-to-end runs through both toolkits: data writers, training with the
 toolkit's own loop (fairseq with --user-dir fairseq_plugins), prediction with
 fairseq-generate / onmt_translate, resume, and scoring."""
-import json
 
 import pytest
 

@@ -1,5 +1,4 @@
 """The two toolkit writers, the checks before them, and manifests."""
-import json
 import shutil
 
 import pytest

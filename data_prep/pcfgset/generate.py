@@ -176,11 +176,13 @@ def generate(out_dir: str | Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     out_dir = Path(out_dir)
     counts = cfg.split_counts()
     dropped: dict[str, int] = {}
-    stream = sample_pairs(cfg, seed, dropped)
-    if progress:
-        from tqdm import tqdm
-        stream = tqdm(stream, total=cfg.n_pairs, desc="PCFG SET pairs", unit="pair")
-    pairs = list(itertools.islice(stream, cfg.n_pairs))  # draws are already in random order
+    from tqdm import tqdm
+
+    pairs = []  # draws are already in random order
+    with tqdm(total=cfg.n_pairs, desc="PCFG SET pairs", unit="pair", disable=not progress) as bar:
+        for pair in itertools.islice(sample_pairs(cfg, seed, dropped), cfg.n_pairs):
+            pairs.append(pair)
+            bar.update()
     files, stats, start = [], {}, 0
     for split in SPLITS:
         part = pairs[start:start + counts[split]]

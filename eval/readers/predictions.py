@@ -105,9 +105,9 @@ def read_fairseq_generate(path: str | Path, use_detok: bool = False) -> Predicti
                         "or the reverse (truncated output?)")
     ids = sorted(hyp)
     if ids != list(range(len(ids))):
-        raise DataError(f"{path}: sentence ids are not 0..{len(ids) - 1} "
-                        f"(first gap after {next(i for i, j in enumerate(ids) if i != j) - 1}); "
-                        "truncated output?")
+        first_missing = next(i for i, j in enumerate(ids) if i != j)
+        raise DataError(f"{path}: sentence ids are not 0..{len(ids) - 1} (id {first_missing} "
+                        "is missing); truncated output, or sentences fairseq dropped?")
     return Predictions([hyp[i] for i in ids], [ref[i] for i in ids],
                        [src.get(i, "") for i in ids] if src else None,
                        {"format": "fairseq-generate", "file": str(path)})
