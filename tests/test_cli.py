@@ -87,3 +87,9 @@ def test_eval_accuracy_errors_are_clear(tmp_path, files, args, msg):
                        text=True)
     assert r.returncode != 0
     assert msg in r.stderr and "Traceback" not in r.stderr
+
+
+def test_stats_names_the_bad_line(tmp_path):
+    (tmp_path / "bad.src").write_text("copy A1\ncopy foo\n")
+    r = run(["data", "pcfgset", "stats", str(tmp_path / "bad.src")])
+    assert r.returncode == 1 and "line 2: unknown token 'foo'" in r.stderr

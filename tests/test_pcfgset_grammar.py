@@ -43,6 +43,8 @@ def test_interpretation_functions(src, tgt):
     ("copy", "end of input"),
     ("A1 , B1", "unexpected token ','"),
     ("copy , A1", "expected a string symbol"),
+    ("copy A1 foo", "unknown token 'foo' at token 3"),
+    ("reverse_twin_twin A1", "unknown token"),
 ])
 def test_malformed_sources_raise_with_position(bad, where):
     with pytest.raises(PCFGSyntaxError, match=where):

@@ -32,7 +32,8 @@ from typing import Iterable, Iterator
 
 from ..common.io import write_lines
 from ..common.manifest import write_manifest
-from .grammar import BINARY, FUNCTIONS, SEPARATOR, UNARY, Node, evaluate, parse, symbols
+from .grammar import (BINARY, FUNCTIONS, SEPARATOR, UNARY, Node, PCFGSyntaxError, evaluate,
+                      parse, symbols)
 
 GENERATOR = "compsuite.data_prep.pcfgset"
 GENERATOR_VERSION = "1"
@@ -147,8 +148,11 @@ def describe(sources: Iterable[str], targets: Iterable[str] | None = None) -> di
     """Table 1 statistics (min/max/avg of input length, #functions, depth), plus
     target length and function frequencies, over a list of sources."""
     lengths, n_functions, depths, counts = [], [], [], {f: 0 for f in FUNCTIONS}
-    for src in sources:
-        tree = parse(src)
+    for lineno, src in enumerate(sources, start=1):
+        try:
+            tree = parse(src)
+        except PCFGSyntaxError as e:
+            raise PCFGSyntaxError(f"line {lineno}: {e}") from None
         toks = src.split()
         lengths.append(len(toks))
         n_functions.append(tree.n_functions)

@@ -14,6 +14,7 @@ writers, the metrics (depth/length breakdowns) and the tests all parse through
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
@@ -34,6 +35,7 @@ BINARY: dict[str, Callable[[list[str], list[str]], list[str]]] = {
 FUNCTIONS: tuple[str, ...] = tuple(UNARY) + tuple(BINARY)
 SEPARATOR = ","
 TWIN_SUFFIX = "_twin"  # synonyms used by the substitutivity test
+SYMBOL = re.compile(r"[A-Z][0-9]+")  # string symbols: a capital letter and a number (A1..Z20)
 
 
 class PCFGSyntaxError(ValueError):
@@ -114,6 +116,9 @@ def parse(source: str | Sequence[str]) -> Node:
             return Node(tok, (left, expr()))
         start = pos
         while pos < len(tokens) and tokens[pos] != SEPARATOR and not is_function(tokens[pos]):
+            if not SYMBOL.fullmatch(tokens[pos]):
+                raise PCFGSyntaxError(f"unknown token {tokens[pos]!r} at token {pos + 1} "
+                                      "(neither a function nor a symbol such as A1)")
             pos += 1
         if pos == start:
             raise PCFGSyntaxError(f"expected a string symbol at token {pos + 1}, found {tok!r}")
