@@ -36,7 +36,13 @@ def cmd_pcfgset_generate(a) -> int:
         cfg = replace(cfg, n_pairs=a.n_pairs)
     out = Path(a.out)
     raw = out / "raw" if a.toolkits else out
-    m = generate(raw, cfg, seed=a.seed, progress=not a.quiet)
+    if a.test:
+        from compsuite.data_prep.pcfgset.splits import TESTS
+
+        options = {"condition": a.condition} if a.test == "substitutivity" else {}
+        m = TESTS[a.test](raw, cfg, seed=a.seed, **options)
+    else:
+        m = generate(raw, cfg, seed=a.seed, progress=not a.quiet)
     print(f"wrote {raw} ({m['counts']}); dropped: {m['dropped']}")
     if "fairseq" in a.toolkits:
         write_fairseq(raw, out / "fairseq-bin")
@@ -205,6 +211,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=1)
     g.add_argument("--out", required=True)
     g.add_argument("--n-pairs", type=int, help="override the number of distinct pairs")
+    g.add_argument("--test", choices=["systematicity", "productivity", "substitutivity",
+                                      "localism"],
+                   help="write a compositionality test's splits instead of the base corpus")
+    g.add_argument("--condition", choices=["equally_distributed", "primitive"],
+                   default="equally_distributed", help="substitutivity: where synonyms occur")
     g.add_argument("--toolkits", nargs="*", default=[], choices=["fairseq", "onmt"],
                    help="also write fairseq-binarised and/or OpenNMT-py data (then the text "
                         "goes to OUT/raw)")

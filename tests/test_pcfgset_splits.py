@@ -1,0 +1,142 @@
+"""Contract tests for the compositionality tests' splits, and the released data."""
+from dataclasses import replace
+
+import pytest
+
+from compsuite.data_prep.pcfgset import FULL, interpret, parse
+from compsuite.data_prep.pcfgset.grammar import TWIN_SUFFIX, base_function
+from compsuite.data_prep.pcfgset.splits import (
+    SUBSTITUTED, SYSTEMATICITY_PAIRS, function_pairs, localism, productivity, substitutivity,
+    systematicity, unroll)
+
+from conftest import reference_path
+
+SIZES = dict(n_train=3000, n_valid=200, n_test=400)
+
+
+def lines(path):
+    return path.read_text().splitlines()
+
+
+def test_systematicity_held_out_pairs(tmp_path):
+    m = systematicity(tmp_path, FULL, seed=4, **SIZES)
+    held = set(SYSTEMATICITY_PAIRS)
+    for split in ("train", "valid"):
+        for src in lines(tmp_path / f"{split}.src"):
+            assert not function_pairs(parse(src)) & held, (split, src)
+    tags = lines(tmp_path / "test.category")
+    for src, tag in zip(lines(tmp_path / "test.src"), tags, strict=True):
+        found = function_pairs(parse(src)) & held
+        assert found and tag == ",".join(f"{o}>{i}" for o, i in SYSTEMATICITY_PAIRS if (o, i) in found)
+    assert m["counts"] == {"train": 3000, "valid": 200, "test": 400}
+    assert {t.split(",")[0] for t in tags} == {f"{o}>{i}" for o, i in SYSTEMATICITY_PAIRS}
+
+
+def test_systematicity_pair_definition_matches_released_test():
+    held = set(SYSTEMATICITY_PAIRS)
+    srcs = lines(reference_path("pcfgset", "systematicity", "test.src"))
+    assert all(function_pairs(parse(s)) & held for s in srcs)
+    base = lines(reference_path("pcfgset", "pcfgset", "test.src"))
+    assert sum(bool(function_pairs(parse(s)) & held) for s in base) > 0  # base test has them
+
+
+def test_productivity_split_by_number_of_functions(tmp_path):
+    m = productivity(tmp_path, FULL, seed=4, **SIZES)
+    assert max(parse(s).n_functions for s in lines(tmp_path / "train.src")) <= 8
+    assert min(parse(s).n_functions for s in lines(tmp_path / "test.src")) >= 9
+    assert m["statistics"]["test"]["n_functions"]["min"] == 9
+    assert lines(tmp_path / "test.category") == [str(parse(s).n_functions)
+                                                 for s in lines(tmp_path / "test.src")]
+
+
+def _replaced_function(a: str, b: str) -> str:
+    """The one function whose every occurrence in a is its synonym in b."""
+    at, bt = a.split(), b.split()
+    assert len(at) == len(bt)
+    diffs = {(x, y) for x, y in zip(at, bt) if x != y}
+    assert len(diffs) == 1, diffs
+    (fn, twin), = diffs
+    assert twin == fn + TWIN_SUFFIX and fn not in bt
+    return fn
+
+
+@pytest.mark.parametrize("condition", ["equally_distributed", "primitive"])
+def test_substitutivity(tmp_path, condition):
+    substitutivity(tmp_path, FULL, seed=4, condition=condition, **SIZES)
+    test, twin = lines(tmp_path / "test.src"), lines(tmp_path / "test_twin.src")
+    tags = lines(tmp_path / "test.category")
+    for a, b, tag in zip(test, twin, tags, strict=True):
+        assert _replaced_function(a, b) == tag and tag in SUBSTITUTED
+        assert interpret(b) == interpret(a)
+    assert lines(tmp_path / "test_twin.tgt") == lines(tmp_path / "test.tgt")
+    assert not any(TWIN_SUFFIX in s for s in test)
+    train = lines(tmp_path / "train.src")
+    assert len(train) == 3000
+    if condition == "equally_distributed":
+        for fn in SUBSTITUTED:
+            plain = sum(s.split().count(fn) for s in train)
+            syn = sum(s.split().count(fn + TWIN_SUFFIX) for s in train)
+            assert 0.4 < syn / (plain + syn) < 0.6, fn
+    else:
+        with_twin = [s for s in train if TWIN_SUFFIX in s]
+        assert len(with_twin) == 4  # max(4, 0.1% of 3,000)
+        assert all(parse(s).n_functions == 1 for s in with_twin)
+        assert {base_function(s.split()[0]) for s in with_twin} == set(SUBSTITUTED)
+    for src, tgt in zip(train, lines(tmp_path / "train.tgt")):
+        assert interpret(src) == tgt
+
+
+@pytest.mark.parametrize("condition", ["equally_distributed", "primitive"])
+def test_released_substitutivity_follows_the_same_contract(condition):
+    test = lines(reference_path("pcfgset", "substitutivity", condition, "test.src"))
+    twin = lines(reference_path("pcfgset", "substitutivity", condition, "test_twin.src"))
+    assert {_replaced_function(a, b) for a, b in zip(test, twin)} == set(SUBSTITUTED)
+
+
+def test_localism_unrolled_file(tmp_path):
+    localism(tmp_path, FULL, seed=4, n_samples=300, **SIZES)
+    train = set(lines(tmp_path / "train.src"))
+    rows = [l.split("\t") for l in lines(tmp_path / "unrolled_test.tsv")]
+    samples, run = [], []
+    for label, src, tgt in rows:
+        if label == "unrolled":
+            run.append((src, tgt))
+        else:
+            assert label == "original" and run
+            samples.append((src, tgt, run))
+            run = []
+    assert len(samples) == 300 and not run
+    for src, tgt, steps in samples:
+        assert src in train
+        # with gold intermediate outputs, the unrolled program computes the original target
+        memory = {}
+        for k, (s, t) in enumerate(steps, start=1):
+            filled = " ".join(memory.get(tok, tok) for tok in s.split())
+            out = interpret(filled)
+            if k < len(steps):
+                assert t == f"*{k}"
+                memory[t] = out
+            else:
+                assert out == t == tgt
+    assert len(lines(tmp_path / "unrolled_test.category")) == 300
+
+
+def test_unroll_reproduces_released_localism_file():
+    rows = [l.split("\t") for l in lines(reference_path("pcfgset", "localism", "unrolled_test.tsv"))]
+    run, n = [], 0
+    for label, src, tgt in rows:
+        if label == "unrolled":
+            run.append((src, tgt))
+        else:
+            assert unroll(parse(src)) == run, src
+            run, n = [], n + 1
+    assert n == 9567
+
+
+def test_splits_are_deterministic(tmp_path):
+    a = systematicity(tmp_path / "a", FULL, seed=9, **SIZES)
+    b = systematicity(tmp_path / "b", FULL, seed=9, **SIZES)
+    assert a["sha256"] == b["sha256"]
+    c = substitutivity(tmp_path / "c", FULL, seed=9, condition="primitive", **SIZES)
+    d = substitutivity(tmp_path / "d", FULL, seed=9, condition="primitive", **SIZES)
+    assert c["sha256"] == d["sha256"]
