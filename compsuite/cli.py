@@ -142,6 +142,50 @@ def cmd_eval_accuracy(a) -> int:
     return 0
 
 
+def cmd_eval_consistency(a) -> int:
+    from compsuite.data_prep.common.io import read_aligned, read_lines
+    from compsuite.eval.metrics.consistency import consistency
+    from compsuite.eval.readers.predictions import read_tsv
+
+    if a.tsv_a and a.tsv_b:
+        pa, pb = read_tsv(a.tsv_a), read_tsv(a.tsv_b)
+        if len(pa) != len(pb):
+            raise DataError(f"{a.tsv_a} has {len(pa)} predictions but {a.tsv_b} has {len(pb)}")
+        for i, (x, y) in enumerate(zip(pa.references, pb.references), start=2):
+            if x.split() != y.split():
+                raise DataError(f"targets differ at line {i} of {a.tsv_a} and {a.tsv_b}: "
+                                "the pairs must share their meaning")
+        outs_a, outs_b, refs = pa.hypotheses, pb.hypotheses, pa.references
+        origin = {"format": "tsv", "a": a.tsv_a, "b": a.tsv_b}
+    elif a.hyp_a and a.hyp_b:
+        cols = read_aligned(*[p for p in (a.hyp_a, a.hyp_b, a.ref) if p])
+        outs_a, outs_b = cols[0], cols[1]
+        refs = cols[2] if a.ref else None
+        origin = {"format": "plain", "a": a.hyp_a, "b": a.hyp_b, "ref": a.ref}
+    else:
+        return _fail("give --hyp-a A --hyp-b B [--ref R], or --tsv-a A --tsv-b B")
+    cats = None
+    if a.categories:
+        cats = read_lines(a.categories)
+        if len(cats) != len(outs_a):
+            raise DataError(f"{a.categories} has {len(cats)} lines for {len(outs_a)} pairs")
+    res = consistency(outs_a, outs_b, refs, cats)
+    out = {**res.as_dict(), "input": origin}
+    if a.json:
+        print(json.dumps(out))
+    else:
+        from compsuite.eval.reports.tables import markdown_table
+
+        keys = ["consistency", "consistent_correct", "consistent_incorrect",
+                "consistency_incorrect"]
+        print(markdown_table(["", *keys, "n"],
+                             [["all", *[getattr(res, k) for k in keys], res.n]]
+                             + [[c, *[v.get(k) for k in keys], v["n"]]
+                                for c, v in res.breakdown.items()]))
+        print(f"signature: {res.signature}")
+    return 0
+
+
 # ----------------------------------------------------------------------------- run / report
 def cmd_run(a) -> int:
     from compsuite.pipeline import run_profile
@@ -245,6 +289,15 @@ def build_parser() -> argparse.ArgumentParser:
     acc.add_argument("--plot", help="write a PNG of the breakdown (needs --breakdown)")
     acc.add_argument("--label", help="model label in the plot")
     acc.set_defaults(func=cmd_eval_accuracy)
+    con = esub.add_parser("consistency", help="consistency over aligned output pairs (Table 6)")
+    con.add_argument("--hyp-a", help="outputs for the first inputs (e.g. test.src)")
+    con.add_argument("--hyp-b", help="outputs for the paired inputs (e.g. test_twin.src)")
+    con.add_argument("--ref", help="references: adds the correct/incorrect breakdown")
+    con.add_argument("--tsv-a", help="TSV predictions (source target prediction) for the first inputs")
+    con.add_argument("--tsv-b", help="TSV predictions for the paired inputs")
+    con.add_argument("--categories", help="one category per pair (e.g. test.category)")
+    con.add_argument("--json", action="store_true", help="print one JSON object")
+    con.set_defaults(func=cmd_eval_consistency)
 
     for name, func, helptext in (("run", cmd_run, "data, training, predictions, scores, report"),
                                  ("report", cmd_report, "tables and plots from finished runs")):

@@ -93,3 +93,35 @@ def test_stats_names_the_bad_line(tmp_path):
     (tmp_path / "bad.src").write_text("copy A1\ncopy foo\n")
     r = run(["data", "pcfgset", "stats", str(tmp_path / "bad.src")])
     assert r.returncode == 1 and "line 2: unknown token 'foo'" in r.stderr
+
+
+def test_eval_consistency_plain_and_tsv(tmp_path):
+    (tmp_path / "a").write_text("A1 B1\nC1\nD1\n")
+    (tmp_path / "b").write_text("A1 B1\nC1\nX1\n")
+    (tmp_path / "r").write_text("A1 B1\nC2\nD1\n")
+    (tmp_path / "c").write_text("repeat\nappend\nappend\n")
+    r = subprocess.run(CLI + ["eval", "consistency", "--hyp-a", "a", "--hyp-b", "b", "--ref", "r",
+                              "--categories", "c", "--json"], cwd=tmp_path, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["n"] == 3 and abs(out["consistency"] - 2 / 3) < 1e-9
+    assert abs(out["consistent_correct"] - 1 / 3) < 1e-9
+    assert abs(out["consistent_incorrect"] - 1 / 3) < 1e-9
+    assert out["consistency_incorrect"] == 0.5
+    assert out["breakdown"]["append"]["consistency"] == 0.5
+    head = "source\ttarget\tprediction\n"
+    (tmp_path / "a.tsv").write_text(head + "copy A1\tA1\tA1\nrepeat B1\tB1 B1\tB1\n")
+    (tmp_path / "b.tsv").write_text(head + "copy A1\tA1\tA1\nrepeat_twin B1\tB1 B1\tB1 B1\n")
+    r = subprocess.run(CLI + ["eval", "consistency", "--tsv-a", "a.tsv", "--tsv-b", "b.tsv",
+                              "--json"], cwd=tmp_path, capture_output=True, text=True)
+    out = json.loads(r.stdout)
+    assert out["consistency"] == 0.5 and out["consistency_incorrect"] == 0.0  # its one wrong pair differs
+    (tmp_path / "b.tsv").write_text(head + "copy A1\tA1\tA1\nrepeat_twin B1\tB2\tB1 B1\n")
+    r = subprocess.run(CLI + ["eval", "consistency", "--tsv-a", "a.tsv", "--tsv-b", "b.tsv"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 1 and "targets differ at line 3" in r.stderr
+    (tmp_path / "short").write_text("A1\n")
+    r = subprocess.run(CLI + ["eval", "consistency", "--hyp-a", "a", "--hyp-b", "short"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 1 and "line counts differ" in r.stderr
