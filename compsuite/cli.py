@@ -39,7 +39,8 @@ def cmd_pcfgset_generate(a) -> int:
     if a.test:
         from compsuite.data_prep.pcfgset.splits import TESTS
 
-        options = {"condition": a.condition} if a.test == "substitutivity" else {}
+        options = ({"condition": a.condition} if a.test == "substitutivity" else
+                   {"exception_rate": a.exception_rate} if a.test == "overgeneralisation" else {})
         m = TESTS[a.test](raw, cfg, seed=a.seed, **options)
     else:
         m = generate(raw, cfg, seed=a.seed, progress=not a.quiet)
@@ -256,10 +257,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--out", required=True)
     g.add_argument("--n-pairs", type=int, help="override the number of distinct pairs")
     g.add_argument("--test", choices=["systematicity", "productivity", "substitutivity",
-                                      "localism"],
+                                      "localism", "overgeneralisation",
+                                      "increasing_string_length", "per_function"],
                    help="write a compositionality test's splits instead of the base corpus")
     g.add_argument("--condition", choices=["equally_distributed", "primitive"],
                    default="equally_distributed", help="substitutivity: where synonyms occur")
+    g.add_argument("--exception-rate", type=float, default=0.001,
+                   help="overgeneralisation: exceptions per occurrence of the least frequent "
+                        "function in training (the paper: 0.0001, 0.0005, 0.001, 0.005)")
     g.add_argument("--toolkits", nargs="*", default=[], choices=["fairseq", "onmt"],
                    help="also write fairseq-binarised and/or OpenNMT-py data (then the text "
                         "goes to OUT/raw)")

@@ -140,3 +140,58 @@ def test_splits_are_deterministic(tmp_path):
     c = substitutivity(tmp_path / "c", FULL, seed=9, condition="primitive", **SIZES)
     d = substitutivity(tmp_path / "d", FULL, seed=9, condition="primitive", **SIZES)
     assert c["sha256"] == d["sha256"]
+
+
+def test_overgeneralisation_exceptions(tmp_path):
+    from compsuite.data_prep.pcfgset.splits import exception_pairs, overgeneralisation
+
+    m = overgeneralisation(tmp_path, FULL, seed=4, exception_rate=0.005, **SIZES)
+    stem = "test_pcfg_ratio=0.005"
+    exc_src = lines(tmp_path / f"{stem}_exception.src")
+    assert exc_src == lines(tmp_path / f"{stem}_original.src")
+    assert len(exc_src) == m["n_exceptions"] == round(0.005 * m["least_frequent_function_count"])
+    for s, e, o in zip(exc_src, lines(tmp_path / f"{stem}_exception.tgt"),
+                       lines(tmp_path / f"{stem}_original.tgt")):
+        assert exception_pairs(parse(s)) and e == interpret(s, exceptions=True) and o == interpret(s)
+    train = dict(zip(lines(tmp_path / "train.src"), lines(tmp_path / "train.tgt")))
+    assert len(train) == 3000
+    with_pair = {s: t for s, t in train.items() if exception_pairs(parse(s))}
+    assert set(with_pair) == set(exc_src)                      # exceptions only where chosen
+    assert all(t == interpret(s, exceptions=True) for s, t in with_pair.items())
+    for split in ("valid", "test"):
+        assert not any(exception_pairs(parse(s)) for s in lines(tmp_path / f"{split}.src"))
+
+
+def test_released_exception_inputs_contain_a_table2_pair():
+    from compsuite.data_prep.pcfgset.splits import exception_pairs
+
+    src = lines(reference_path("pcfgset", "overgeneralisation",
+                               "test_pcfg_ratio=0.005_exception.src"))
+    assert all(exception_pairs(parse(s)) for s in src)
+
+
+def test_increasing_string_length(tmp_path):
+    from compsuite.data_prep.pcfgset.splits import increasing_string_length
+
+    m = increasing_string_length(tmp_path, FULL, seed=4, per_length=3)
+    srcs, cats = lines(tmp_path / "increasing_length.src"), lines(tmp_path / "increasing_length.category")
+    assert m["counts"]["increasing_length"] == len(srcs) == 10 * 19 * 3
+    for s, t, c in zip(srcs, lines(tmp_path / "increasing_length.tgt"), cats):
+        tree = parse(s)
+        assert tree.n_functions == 1 and interpret(s) == t
+        assert max(len(x) for x in tree.strings()) == int(c)
+    assert {int(c) for c in cats} == set(range(2, 21))
+
+
+def test_per_function_corpora(tmp_path):
+    from compsuite.data_prep.pcfgset.grammar import FUNCTIONS, UNARY
+    from compsuite.data_prep.pcfgset.splits import per_function
+
+    per_function(tmp_path, FULL, seed=4, n_templates=50, **SIZES)
+    unary = [l.split(" ", 1)[1] for l in lines(tmp_path / "test_unary.txt")]
+    for fn in FUNCTIONS:
+        srcs = lines(tmp_path / f"test_{fn}.src")
+        assert len(srcs) == 50 and all(s.split()[0] == fn for s in srcs)
+        assert lines(tmp_path / f"test_{fn}.tgt") == [interpret(s) for s in srcs]
+        if fn in UNARY:
+            assert [s.split(" ", 1)[1] for s in srcs] == unary   # same arguments for every function

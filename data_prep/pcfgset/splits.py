@@ -24,7 +24,8 @@ from typing import Callable, Iterator
 from ..common.io import write_lines
 from ..common.manifest import write_manifest
 from .generate import FULL, GENERATOR_VERSION, PCFGSetConfig, describe, sample_pairs
-from .grammar import BINARY, SEPARATOR, TWIN_SUFFIX, UNARY, Node, evaluate
+from .grammar import (BINARY, EXCEPTIONS, FUNCTIONS, SEPARATOR, TWIN_SUFFIX, UNARY, Node,
+                      evaluate)
 
 SPLIT_GENERATOR = "compsuite.data_prep.pcfgset.splits"
 
@@ -243,9 +244,153 @@ def localism(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1, n_train: int =
                      dropped, extra={"unrolled_samples": len(chosen)})
 
 
+def exception_pairs(node: Node) -> set[tuple[str, str]]:
+    """The Table 2 pairs in an input: outer whose *first* argument is directly inner."""
+    out: set[tuple[str, str]] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.args and n.args[0].fn is not None and (n.fn, n.args[0].fn) in EXCEPTIONS:
+            out.add((n.fn, n.args[0].fn))
+        stack.extend(a for a in n.args if a.fn is not None)
+    return out
+
+
+OVERGENERALISATION_RATES = (0.0001, 0.0005, 0.001, 0.005)
+
+
+def overgeneralisation(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
+                       exception_rate: float = 0.001, n_train: int = 85_000,
+                       n_valid: int = 5_000, n_test: int = 10_000, progress: bool = False) -> dict:
+    """Training inputs containing a Table 2 pair carry the remapped (exception) target;
+    there are ``round(exception_rate x occurrences of the least frequent function in
+    training)`` of them (at least one), and no other input anywhere contains a pair.
+    ``test_pcfg_ratio=R_{exception,original}.{src,tgt}`` hold those training inputs
+    with both targets, for tracking memorisation against overgeneralisation."""
+    dropped: dict = {}
+    stream = sample_pairs(cfg, seed, dropped)
+    rows: list = []
+    excs: list = []
+    for row in stream:  # the corpus, without any exception pair
+        (excs if exception_pairs(row[2]) else rows).append(row)
+        if len(rows) == n_train + n_valid + n_test:
+            break
+    train = rows[:n_train]
+    counts = {f: 0 for f in FUNCTIONS}
+    for src, _, _ in train:
+        for t in src.split():
+            if t in counts:
+                counts[t] += 1
+    n_exc = max(1, round(exception_rate * min(counts.values())))
+    while len(excs) < n_exc:  # more inputs with a pair, if the corpus draws gave too few
+        row = next(stream)
+        if exception_pairs(row[2]):
+            excs.append(row)
+    rng = random.Random(f"overgeneralisation-{seed}")
+    chosen = excs[:n_exc]
+    exc_rows = [(src, " ".join(evaluate(tree, EXCEPTIONS)), tree) for src, _, tree in chosen]
+    train = train[:n_train - n_exc] + exc_rows
+    rng.shuffle(train)
+    splits = {"train": train, "valid": rows[n_train:n_train + n_valid],
+              "test": rows[n_train + n_valid:]}
+    files: list[str] = []
+    for name, part in splits.items():
+        _write_split(out, name, part, files)
+    stem = f"test_pcfg_ratio={exception_rate:g}"
+    write_lines(out / f"{stem}_exception.src", [r[0] for r in exc_rows])
+    write_lines(out / f"{stem}_exception.tgt", [r[1] for r in exc_rows])
+    write_lines(out / f"{stem}_original.src", [r[0] for r in chosen])
+    write_lines(out / f"{stem}_original.tgt", [r[1] for r in chosen])
+    write_lines(out / f"{stem}.category",
+                [",".join(f"{o}>{i}" for o, i in sorted(exception_pairs(r[2]))) for r in chosen])
+    files += [f"{stem}_exception.src", f"{stem}_exception.tgt", f"{stem}_original.src",
+              f"{stem}_original.tgt", f"{stem}.category"]
+    return _manifest(out, "overgeneralisation", cfg, seed,
+                     {"exception_rate": exception_rate,
+                      "exceptions": [list(k) for k in EXCEPTIONS]}, files, splits, dropped,
+                     extra={"n_exceptions": n_exc, "least_frequent_function_count":
+                            min(counts.values())})
+
+
+def increasing_string_length(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
+                             lengths: range = range(2, 21), per_length: int = 53,
+                             progress: bool = False) -> dict:
+    """Figure 10's corpus: single-function inputs whose strings grow from 2 to 20
+    symbols; ``per_length`` inputs per function and length L.  A unary function's
+    string has length L; one argument of a binary function has length L, the other
+    2..L.  ``increasing_length.category`` holds L."""
+    rng = random.Random(f"increasing-length-{seed}")
+    alphabet = cfg.alphabet()
+
+    def string(n: int) -> Node:
+        return Node(None, symbols=tuple(rng.choice(alphabet) for _ in range(n)))
+
+    srcs, tgts, cats = [], [], []
+    for fn in FUNCTIONS:
+        for L in lengths:
+            for _ in range(per_length):
+                if fn in UNARY:
+                    node = Node(fn, (string(L),))
+                else:
+                    other = string(rng.randint(lengths.start, L))
+                    args = (string(L), other) if rng.random() < 0.5 else (other, string(L))
+                    node = Node(fn, args)
+                srcs.append(" ".join(node.tokens()))
+                tgts.append(" ".join(evaluate(node)))
+                cats.append(str(L))
+    write_lines(out / "increasing_length.src", srcs)
+    write_lines(out / "increasing_length.tgt", tgts)
+    write_lines(out / "increasing_length.category", cats)
+    files = ["increasing_length.src", "increasing_length.tgt", "increasing_length.category"]
+    return write_manifest(out, generator=SPLIT_GENERATOR, generator_version=GENERATOR_VERSION,
+                          seed=seed, args={"test": "increasing_string_length",
+                                           "lengths": [lengths.start, lengths.stop - 1],
+                                           "per_length": per_length, "base": cfg.as_args()},
+                          files=files, counts={"increasing_length": len(srcs)})
+
+
+def per_function(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1, n_train: int = 85_000,
+                 n_valid: int = 5_000, n_test: int = 10_000, n_templates: int = 5_000,
+                 progress: bool = False) -> dict:
+    """Section 7.1.2's per-function corpora (Figure 8): the base corpus, plus
+    ``test_<function>.{src,tgt}`` where every function of an arity is put at the root
+    of the same arguments (``test_unary.txt`` / ``test_binary.txt`` hold the templates),
+    so that accuracy differences come from the function alone."""
+    dropped: dict = {}
+    rows = list(itertools.islice(sample_pairs(cfg, seed, dropped), n_train + n_valid + n_test))
+    splits = {"train": rows[:n_train], "valid": rows[n_train:n_train + n_valid],
+              "test": rows[n_train + n_valid:]}
+    files: list[str] = []
+    for name, part in splits.items():
+        _write_split(out, name, part, files)
+    train = {r[0] for r in splits["train"]}
+    test = [r[2] for r in splits["test"]]
+    n = min(n_templates, len(test) // 2)
+    unary_args = [(t,) for t in test[:n]]
+    binary_args = [(test[2 * i], test[2 * i + 1]) for i in range(n)] if 2 * n <= len(test) else []
+    write_lines(out / "test_unary.txt",
+                ["UNARY_FUNCTION " + " ".join(a[0].tokens()) for a in unary_args])
+    write_lines(out / "test_binary.txt",
+                ["BINARY_FUNCTION " + f" {SEPARATOR} ".join(" ".join(x.tokens()) for x in a)
+                 for a in binary_args])
+    files += ["test_unary.txt", "test_binary.txt"]
+    overlap = 0
+    for fn in FUNCTIONS:
+        nodes = [Node(fn, a) for a in (unary_args if fn in UNARY else binary_args)]
+        srcs = [" ".join(x.tokens()) for x in nodes]
+        overlap += sum(s in train for s in srcs)
+        write_lines(out / f"test_{fn}.src", srcs)
+        write_lines(out / f"test_{fn}.tgt", [" ".join(evaluate(x)) for x in nodes])
+        files += [f"test_{fn}.src", f"test_{fn}.tgt"]
+    return _manifest(out, "per_function", cfg, seed, {"n_templates": n_templates}, files,
+                     splits, dropped, extra={"per_function_inputs_also_in_train": overlap})
+
+
 TESTS: dict[str, Callable[..., dict]] = {
     "systematicity": systematicity, "productivity": productivity,
     "substitutivity": substitutivity, "localism": localism,
+    "overgeneralisation": overgeneralisation, "increasing_string_length": increasing_string_length,
+    "per_function": per_function,
 }
 
 __all__ = ["TESTS", "unroll", "function_pairs", "SYSTEMATICITY_PAIRS", "SUBSTITUTED", "BINARY"]
