@@ -187,6 +187,35 @@ def cmd_eval_consistency(a) -> int:
     return 0
 
 
+def cmd_eval_localism(a) -> int:
+    from compsuite.data_prep.common.io import atomic_open
+    from compsuite.eval import localism
+    from compsuite.eval.translators import load_translator
+
+    samples = localism.read_unrolled(a.unrolled)
+    translator = load_translator(a.checkpoint, a.data, batch_size=a.batch_size)
+    res = localism.run(translator, samples)
+    traces = res.pop("traces")
+    res.update(model_calls=translator.calls, model_batches=translator.batches,
+               input={"unrolled": a.unrolled, "checkpoint": a.checkpoint})
+    if a.traces:
+        with atomic_open(a.traces) as fh:
+            for t in traces:
+                fh.write(json.dumps(t) + "\n")
+    if a.json:
+        print(json.dumps(res))
+    else:
+        from compsuite.eval.reports.tables import markdown_table
+
+        c = res["consistency"]
+        print(markdown_table(
+            ["n", "consistency", "consistent correct", "consistent incorrect",
+             "accuracy (whole)", "accuracy (unrolled)", "model calls"],
+            [[res["n"], c["consistency"], c["consistent_correct"], c["consistent_incorrect"],
+              res["accuracy_original"], res["accuracy_unrolled"], res["model_calls"]]]))
+    return 0
+
+
 # ----------------------------------------------------------------------------- run / report
 def cmd_run(a) -> int:
     from compsuite.pipeline import run_profile
@@ -303,6 +332,14 @@ def build_parser() -> argparse.ArgumentParser:
     con.add_argument("--categories", help="one category per pair (e.g. test.category)")
     con.add_argument("--json", action="store_true", help="print one JSON object")
     con.set_defaults(func=cmd_eval_consistency)
+    loc = esub.add_parser("localism", help="whole vs unrolled computation, model in the loop")
+    loc.add_argument("--checkpoint", required=True, help="a fairseq or OpenNMT-py checkpoint")
+    loc.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
+    loc.add_argument("--unrolled", required=True, help="unrolled_test.tsv")
+    loc.add_argument("--batch-size", type=int, default=256)
+    loc.add_argument("--traces", help="write per-sample traces (JSON lines) here")
+    loc.add_argument("--json", action="store_true", help="print one JSON object")
+    loc.set_defaults(func=cmd_eval_localism)
 
     for name, func, helptext in (("run", cmd_run, "data, training, predictions, scores, report"),
                                  ("report", cmd_report, "tables and plots from finished runs")):

@@ -72,3 +72,21 @@ def test_onmt_resumes_from_last_checkpoint(tiny_data, tmp_path):
     assert info["checkpoint"].endswith("model_step_12.pt")
     log = (run_dir / "train.log").read_text()
     assert "model_step_6.pt" in log.split("# ")[-1]  # the second run loaded step 6
+
+
+@pytest.mark.parametrize("toolkit", ["fairseq", "onmt"])
+def test_translator_backend_matches_the_toolkit_command(toolkit, tiny_runs, tiny_data):
+    """The in-memory backend gives exactly what fairseq-generate / onmt_translate give
+    (same checkpoint, same inputs in one batch-able list)."""
+    from compsuite.eval.readers.predictions import read_fairseq_generate
+    from compsuite.eval.translators import load_translator
+
+    run, run_dir, info = tiny_runs[toolkit]
+    pred = PREDICT[toolkit](run_dir, tiny_data, "test", {"beam": 1, "batch_size": 64},
+                            show=False)
+    expected = (read_fairseq_generate(pred).hypotheses if toolkit == "fairseq"
+                else pred.read_text().splitlines())
+    tr = load_translator(info["checkpoint"], tiny_data.fairseq_bin, batch_size=64)
+    srcs = (tiny_data.raw / "test.src").read_text().splitlines()
+    assert tr.translate(srcs) == expected
+    assert tr.calls == 1 and tr.batches >= 200 // 64

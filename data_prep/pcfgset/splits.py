@@ -64,6 +64,26 @@ def _fill(stream, wants: dict[str, int], route: Callable[[str, str, Node], str |
     raise RuntimeError("sample stream ended")  # pragma: no cover - the stream is infinite
 
 
+def _sizes(cfg: PCFGSetConfig, n_train: int | None, n_valid: int | None, n_test: int | None,
+           train_share: float = 0.85) -> tuple[int, int, int]:
+    """Split sizes: given ones, else the config's (valid and test as in the base corpus,
+    train ``train_share`` of its pairs: 82k/81k of 100k for systematicity/productivity,
+    as in the paper)."""
+    base = cfg.split_counts()
+    return (round(cfg.n_pairs * train_share) if n_train is None else n_train,
+            base["valid"] if n_valid is None else n_valid,
+            base["test"] if n_test is None else n_test)
+
+
+def _routed_splits(cfg: PCFGSetConfig, seed: int, dropped: dict, route, n_train: int,
+                   n_valid: int, n_test: int) -> dict[str, list]:
+    """Train/valid from draws that ``route`` sends to "trainvalid", test from "test"."""
+    b = _fill(sample_pairs(cfg, seed, dropped),
+              {"trainvalid": n_train + n_valid, "test": n_test}, route)
+    return {"train": b["trainvalid"][:n_train], "valid": b["trainvalid"][n_train:],
+            "test": b["test"]}
+
+
 def _write_split(out: Path, name: str, rows: list, files: list[str]) -> None:
     write_lines(out / f"{name}.src", [r[0] for r in rows])
     write_lines(out / f"{name}.tgt", [r[1] for r in rows])
@@ -81,17 +101,17 @@ def _manifest(out: Path, test: str, cfg: PCFGSetConfig, seed: int, args: dict, f
 
 
 # ----------------------------------------------------------------------------- tests
-def systematicity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1, n_train: int = 82_000,
-                  n_valid: int = 5_000, n_test: int = 10_000, progress: bool = False) -> dict:
+def systematicity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
+                  n_train: int | None = None, n_valid: int | None = None,
+                  n_test: int | None = None, progress: bool = False) -> dict:
+    n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test, 0.82)
     held = set(SYSTEMATICITY_PAIRS)
     dropped: dict = {}
 
     def route(src, tgt, tree):
         return "test" if function_pairs(tree) & held else "trainvalid"
 
-    b = _fill(sample_pairs(cfg, seed, dropped), {"trainvalid": n_train + n_valid, "test": n_test}, route)
-    splits = {"train": b["trainvalid"][:n_train], "valid": b["trainvalid"][n_train:],
-              "test": b["test"]}
+    splits = _routed_splits(cfg, seed, dropped, route, n_train, n_valid, n_test)
     files: list[str] = []
     for name, rows in splits.items():
         _write_split(out, name, rows, files)
@@ -103,17 +123,17 @@ def systematicity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1, n_train: 
                      {"pairs": [list(p) for p in SYSTEMATICITY_PAIRS]}, files, splits, dropped)
 
 
-def productivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1, n_train: int = 81_000,
-                 n_valid: int = 5_000, n_test: int = 10_000, progress: bool = False) -> dict:
+def productivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
+                 n_train: int | None = None, n_valid: int | None = None,
+                 n_test: int | None = None, progress: bool = False) -> dict:
+    n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test, 0.81)
     limit = PRODUCTIVITY_MAX_TRAIN_FUNCTIONS
     dropped: dict = {}
 
     def route(src, tgt, tree):
         return "trainvalid" if tree.n_functions <= limit else "test"
 
-    b = _fill(sample_pairs(cfg, seed, dropped), {"trainvalid": n_train + n_valid, "test": n_test}, route)
-    splits = {"train": b["trainvalid"][:n_train], "valid": b["trainvalid"][n_train:],
-              "test": b["test"]}
+    splits = _routed_splits(cfg, seed, dropped, route, n_train, n_valid, n_test)
     files: list[str] = []
     for name, rows in splits.items():
         _write_split(out, name, rows, files)
@@ -130,9 +150,11 @@ def _rename(node: Node, choose: Callable[[str], str]) -> Node:
 
 
 def substitutivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
-                   condition: str = "equally_distributed", n_train: int = 85_000,
-                   n_valid: int = 5_000, n_test: int = 10_000, primitive_rate: float = 0.001,
+                   condition: str = "equally_distributed", n_train: int | None = None,
+                   n_valid: int | None = None, n_test: int | None = None,
+                   primitive_rate: float = 0.001,
                    progress: bool = False) -> dict:
+    n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     if condition not in ("equally_distributed", "primitive"):
         raise ValueError(f"condition must be equally_distributed or primitive, not {condition!r}")
     rng = random.Random(f"substitutivity-{seed}")
@@ -143,8 +165,8 @@ def substitutivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
         fns = {t for t in src.split() if t in subst}
         return "test" if fns and rng.random() < 0.12 else "trainvalid"
 
-    b = _fill(sample_pairs(cfg, seed, dropped), {"trainvalid": n_train + n_valid, "test": n_test}, route)
-    train, valid, test = b["trainvalid"][:n_train], b["trainvalid"][n_train:], b["test"]
+    routed = _routed_splits(cfg, seed, dropped, route, n_train, n_valid, n_test)
+    train, valid, test = routed["train"], routed["valid"], routed["test"]
 
     def half(fn: str) -> str:
         return fn + TWIN_SUFFIX if fn in subst and rng.random() < 0.5 else fn
@@ -216,12 +238,14 @@ def unroll(tree: Node) -> list[tuple[str, str]]:
     return lines
 
 
-def localism(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1, n_train: int = 85_000,
-             n_valid: int = 5_000, n_test: int = 10_000, n_samples: int = 5_000,
+def localism(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
+             n_train: int | None = None, n_valid: int | None = None,
+             n_test: int | None = None, n_samples: int = 5_000,
              progress: bool = False) -> dict:
     """The base corpus plus ``unrolled_test.tsv``: ``n_samples`` training inputs in the
     unrolled format (``label<TAB>source<TAB>target``; a run of ``unrolled`` lines,
     then the ``original`` line)."""
+    n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     dropped: dict = {}
     rows = list(itertools.islice(sample_pairs(cfg, seed, dropped), n_train + n_valid + n_test))
     splits = {"train": rows[:n_train], "valid": rows[n_train:n_train + n_valid],
@@ -260,13 +284,15 @@ OVERGENERALISATION_RATES = (0.0001, 0.0005, 0.001, 0.005)
 
 
 def overgeneralisation(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
-                       exception_rate: float = 0.001, n_train: int = 85_000,
-                       n_valid: int = 5_000, n_test: int = 10_000, progress: bool = False) -> dict:
+                       exception_rate: float = 0.001, n_train: int | None = None,
+                       n_valid: int | None = None, n_test: int | None = None,
+                       progress: bool = False) -> dict:
     """Training inputs containing a Table 2 pair carry the remapped (exception) target;
     there are ``round(exception_rate x occurrences of the least frequent function in
     training)`` of them (at least one), and no other input anywhere contains a pair.
     ``test_pcfg_ratio=R_{exception,original}.{src,tgt}`` hold those training inputs
     with both targets, for tracking memorisation against overgeneralisation."""
+    n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     dropped: dict = {}
     stream = sample_pairs(cfg, seed, dropped)
     rows: list = []
@@ -349,13 +375,15 @@ def increasing_string_length(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1
                           files=files, counts={"increasing_length": len(srcs)})
 
 
-def per_function(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1, n_train: int = 85_000,
-                 n_valid: int = 5_000, n_test: int = 10_000, n_templates: int = 5_000,
+def per_function(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
+                 n_train: int | None = None, n_valid: int | None = None,
+                 n_test: int | None = None, n_templates: int = 5_000,
                  progress: bool = False) -> dict:
     """Section 7.1.2's per-function corpora (Figure 8): the base corpus, plus
     ``test_<function>.{src,tgt}`` where every function of an arity is put at the root
     of the same arguments (``test_unary.txt`` / ``test_binary.txt`` hold the templates),
     so that accuracy differences come from the function alone."""
+    n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     dropped: dict = {}
     rows = list(itertools.islice(sample_pairs(cfg, seed, dropped), n_train + n_valid + n_test))
     splits = {"train": rows[:n_train], "valid": rows[n_train:n_train + n_valid],

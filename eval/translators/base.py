@@ -1,0 +1,61 @@
+"""The translator protocol.
+
+A translator loads a checkpoint once and maps a list of sources to a list of
+outputs, batching internally with the toolkit's own inference code.  It counts its
+work: ``calls`` (``translate`` calls made by the test) and ``batches`` (forward
+passes of the toolkit), so tests and benchmarks can show how they batch.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Translator(Protocol):
+    name: str
+    calls: int
+    batches: int
+
+    def translate(self, sources: list[str]) -> list[str]:
+        """Outputs for ``sources``, one per source, in order."""
+        ...
+
+
+def checkpoint_toolkit(path: str | Path) -> str:
+    """'fairseq' or 'onmt', from what the checkpoint holds."""
+    import torch
+
+    from compsuite.torch_compat import allow_toolkit_checkpoints
+
+    allow_toolkit_checkpoints()
+    state = torch.load(path, map_location="cpu")
+    if isinstance(state, dict) and "cfg" in state and "model" in state:
+        return "fairseq"
+    if isinstance(state, dict) and "opt" in state and "vocab" in state:
+        return "onmt"
+    raise ValueError(f"{path}: neither a fairseq nor an OpenNMT-py checkpoint")
+
+
+def load_translator(checkpoint: str | Path, data: str | Path | None = None,
+                    batch_size: int = 256, max_length: int = 512,
+                    toolkit: str | None = None) -> Translator:
+    """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
+    folder (its dictionaries) for fairseq checkpoints; unused for OpenNMT-py, whose
+    checkpoints carry their vocabularies."""
+    checkpoint = Path(checkpoint)
+    if not checkpoint.is_file():
+        raise FileNotFoundError(f"checkpoint {checkpoint} not found")
+    toolkit = toolkit or checkpoint_toolkit(checkpoint)
+    if toolkit == "fairseq":
+        if data is None:
+            raise ValueError("a fairseq checkpoint needs --data (the fairseq-bin folder with "
+                             "its dictionaries)")
+        from .fairseq_backend import FairseqTranslator
+
+        return FairseqTranslator(checkpoint, Path(data), batch_size, max_length)
+    if toolkit == "onmt":
+        from .onmt_backend import OnmtTranslator
+
+        return OnmtTranslator(checkpoint, batch_size, max_length)
+    raise ValueError(f"unknown toolkit {toolkit!r}")

@@ -1,0 +1,43 @@
+"""fairseq backend: fairseq's own hub interface (``GeneratorHubInterface``) over a
+checkpoint trained with ``--user-dir fairseq_plugins``; greedy decoding."""
+from __future__ import annotations
+
+from argparse import Namespace
+from pathlib import Path
+
+
+class FairseqTranslator:
+    def __init__(self, checkpoint: Path, data: Path, batch_size: int = 256,
+                 max_length: int = 512):
+        from fairseq import hub_utils, utils
+
+        from compsuite.registry import ROOT
+        from compsuite.torch_compat import allow_toolkit_checkpoints
+
+        allow_toolkit_checkpoints()
+        utils.import_user_module(Namespace(user_dir=str(ROOT / "fairseq_plugins")))
+        loaded = hub_utils.from_pretrained(str(checkpoint.parent), checkpoint_file=checkpoint.name,
+                                           data_name_or_path=str(data.resolve()))
+        self.hub = hub_utils.GeneratorHubInterface(loaded["args"], loaded["task"], loaded["models"])
+        self.hub.eval()
+        cfg = self.hub.cfg.dataset
+        cfg.batch_size, cfg.max_tokens = batch_size, None
+        self.max_length = max_length
+        self.name = f"fairseq:{checkpoint}"
+        self.calls = self.batches = 0
+        task = self.hub.task
+        step = task.inference_step
+
+        def counted(*args, **kwargs):
+            self.batches += 1
+            return step(*args, **kwargs)
+
+        task.inference_step = counted
+
+    def translate(self, sources: list[str]) -> list[str]:
+        self.calls += 1
+        if not sources:
+            return []
+        tokens = [self.hub.encode(s) for s in sources]
+        hypos = self.hub.generate(tokens, beam=1, max_len_a=0, max_len_b=self.max_length)
+        return [self.hub.decode(h[0]["tokens"]) for h in hypos]

@@ -1,0 +1,41 @@
+"""OpenNMT-py backend: OpenNMT-py's own inference engine (``InferenceEnginePY``,
+what ``onmt_translate`` runs) on a list of sources; greedy decoding."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class OnmtTranslator:
+    def __init__(self, checkpoint: Path, batch_size: int = 256, max_length: int = 512):
+        from onmt.bin.translate import _get_parser
+        from onmt.inference_engine import InferenceEnginePY
+        from onmt.utils.parse import ArgumentParser
+
+        from compsuite.torch_compat import allow_toolkit_checkpoints
+
+        allow_toolkit_checkpoints()
+        opt = _get_parser().parse_args([
+            "-model", str(checkpoint), "-src", "<in-memory>", "-beam_size", "1",
+            "-batch_size", str(batch_size), "-max_length", str(max_length)])
+        ArgumentParser.validate_translate_opts(opt)
+        ArgumentParser._get_all_transform_translate(opt)
+        ArgumentParser._validate_transforms_opts(opt)
+        ArgumentParser.validate_translate_opts_dynamic(opt)
+        self.engine = InferenceEnginePY(opt)
+        self.name = f"onmt:{checkpoint}"
+        self.calls = self.batches = 0
+        translator = self.engine.translator
+        step = translator.translate_batch
+
+        def counted(*args, **kwargs):
+            self.batches += 1
+            return step(*args, **kwargs)
+
+        translator.translate_batch = counted
+
+    def translate(self, sources: list[str]) -> list[str]:
+        self.calls += 1
+        if not sources:
+            return []
+        _, preds = self.engine.infer_list(sources)
+        return [p[0] for p in preds]
