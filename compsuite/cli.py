@@ -216,6 +216,35 @@ def cmd_eval_localism(a) -> int:
     return 0
 
 
+def cmd_eval_overgeneralisation(a) -> int:
+    from compsuite.data_prep.common.io import atomic_open
+    from compsuite.eval import overgeneralisation as og
+    from compsuite.eval.translators import load_translator
+
+    sources, exc, orig = og.read_exception_set(a.exceptions)
+    checkpoints = og.list_checkpoints(a.checkpoints)
+    res = og.track(checkpoints, lambda p: load_translator(p, a.data, batch_size=a.batch_size),
+                   sources, exc, orig, progress=not a.json)
+    res["input"] = {"checkpoints": a.checkpoints, "exceptions": a.exceptions}
+    if a.out:
+        with atomic_open(a.out) as fh:
+            json.dump(res, fh, indent=2)
+    if a.plot:
+        og.plot_profile(res, a.plot, title=Path(a.exceptions).name)
+    if a.json:
+        print(json.dumps(res))
+    else:
+        from compsuite.eval.reports.tables import markdown_table
+
+        print(markdown_table([res["profile"][0]["kind"], "memorisation", "overgeneralisation",
+                              "neither"],
+                             [[r["at"], r["memorisation"], r["overgeneralisation"], r["neither"]]
+                              for r in res["profile"]]))
+        print(f"peak overgeneralisation {res['peak_overgeneralisation']:.2f} at "
+              f"{res['peak_at']['kind']} {res['peak_at']['at']}")
+    return 0
+
+
 # ----------------------------------------------------------------------------- run / report
 def cmd_run(a) -> int:
     from compsuite.pipeline import run_profile
@@ -340,6 +369,17 @@ def build_parser() -> argparse.ArgumentParser:
     loc.add_argument("--traces", help="write per-sample traces (JSON lines) here")
     loc.add_argument("--json", action="store_true", help="print one JSON object")
     loc.set_defaults(func=cmd_eval_localism)
+    ovg = esub.add_parser("overgeneralisation",
+                          help="memorisation vs overgeneralisation at every saved checkpoint")
+    ovg.add_argument("--checkpoints", required=True, help="the run's checkpoint folder")
+    ovg.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
+    ovg.add_argument("--exceptions", required=True,
+                     help="prefix of the exception files, e.g. DIR/test_pcfg_ratio=0.001")
+    ovg.add_argument("--batch-size", type=int, default=256)
+    ovg.add_argument("--out", help="write the JSON result here")
+    ovg.add_argument("--plot", help="write the area plot (PNG) here")
+    ovg.add_argument("--json", action="store_true", help="print one JSON object")
+    ovg.set_defaults(func=cmd_eval_overgeneralisation)
 
     for name, func, helptext in (("run", cmd_run, "data, training, predictions, scores, report"),
                                  ("report", cmd_report, "tables and plots from finished runs")):

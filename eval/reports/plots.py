@@ -4,6 +4,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
+def pyplot():
+    """matplotlib's pyplot on the headless Agg backend, its debug logging silenced
+    (the toolkits set the root logger low)."""
+    import logging
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save(fig, out: str | Path) -> Path:
+    """Write a figure atomically and close it."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name("." + out.name + ".tmp.png")
+    fig.savefig(tmp, dpi=120)
+    fig.clf()
+    pyplot().close(fig)
+    tmp.replace(out)
+    return out
+
+
 FEATURE_LABELS = {"length": "input length (tokens)", "n_functions": "number of functions",
                   "depth": "depth"}
 
@@ -15,11 +41,9 @@ def accuracy_by_feature(series: Mapping[str, Mapping[str, Mapping]], out: str | 
     ``series``: model label -> feature -> {value: {"accuracy", "n"}}.  Points with
     fewer than ``min_n`` examples are left out (they are noise).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
+
+    plt = pyplot()
 
     features = [f for f in FEATURE_LABELS if any(f in s for s in series.values())]
     if not features:
@@ -40,10 +64,4 @@ def accuracy_by_feature(series: Mapping[str, Mapping[str, Mapping]], out: str | 
     if title:
         fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name("." + out.name + ".tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    tmp.replace(out)
-    return out
+    return save(fig, out)
