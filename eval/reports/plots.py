@@ -9,10 +9,10 @@ def pyplot():
     (the toolkits set the root logger low)."""
     import logging
 
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)  # before the import logs
     import matplotlib
 
     matplotlib.use("Agg")
-    logging.getLogger("matplotlib").setLevel(logging.WARNING)
     import matplotlib.pyplot as plt
 
     return plt
