@@ -2,6 +2,7 @@
 report; a second run skips every finished step; an interrupted run resumes."""
 import json
 
+import pytest
 import yaml
 
 from compsuite.eval.reports.pcfgset import build_report
@@ -55,3 +56,23 @@ def test_run_skip_resume_report(tmp_path):
     assert report["summary"][0]["paper_accuracy"] == 0.79
     assert (tmp_path / "results" / "accuracy_by_structure.png").read_bytes()[:4] == b"\x89PNG"
     assert json.loads((tmp_path / "results" / "results.json").read_text())["runs"][0]["seed"] == 1
+
+
+def test_report_with_seeds_has_mean_std_and_welch(tmp_path):
+    """Three seeds of two models: mean ± std per model and a Welch t-test between them."""
+    study = _study(tmp_path)
+    base = {"study": "pcfgset", "profile": "tiny", "toolkit": "onmt", "paper_setup": True,
+            "dataset": "small", "dataset_label": "tiny test", "n": 100,
+            "signature": "metric:seq_acc", "breakdown": {"depth": {"1": {"accuracy": 1.0, "n": 9}}}}
+    study.architectures["transformer"] = {"paper_name": "Transformer"}
+    results = [{**base, "architecture": "lstms2s", "seed": s, "accuracy": a}
+               for s, a in ((1, 0.5), (2, 0.6), (3, 0.7))]
+    results += [{**base, "architecture": "transformer", "seed": s, "accuracy": a}
+                for s, a in ((1, 0.8), (2, 0.9), (3, 1.0))]
+    report = build_report(results, tmp_path / "r", "tiny", study.title, study.architectures)
+    lstm = next(x for x in report["summary"] if x["architecture"] == "lstms2s")
+    assert lstm["accuracy_mean"] == pytest.approx(0.6) and lstm["accuracy_std"] == pytest.approx(0.1)
+    (test,) = report["significance"]
+    assert test["t"] == pytest.approx(-3.6742, abs=1e-4) and test["p"] == pytest.approx(0.0213, abs=1e-3)
+    table = (tmp_path / "r" / "table.md").read_text()
+    assert "0.60 ± 0.10" in table and "Welch" in table

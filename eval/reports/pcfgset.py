@@ -52,6 +52,12 @@ def build_report(results: list[dict], out_dir: str | Path, profile: str, study_t
         md.append("\nThe quick profile trains small models on a scaled-down PCFG SET for a few "
                   "minutes on CPU: its numbers show the pipeline working end to end and are "
                   "not comparable with the paper's.\n")
+    significance = _pairwise_welch(groups, architectures)
+    if any(t["t"] is not None for t in significance):
+        md.append("\nWelch's t-tests on per-seed task accuracy:\n")
+        md.append(markdown_table(["model A", "model B", "t", "p", "seeds"],
+                                 [[t["a"], t["b"], t["t"], t["p"], f"{t['n_a']}+{t['n_b']}"]
+                                  for t in significance if t["t"] is not None]))
     md.append("\n![accuracy by input structure](accuracy_by_structure.png)\n")
     series = {f"{architectures[r['architecture']]['paper_name']} ({r['toolkit']}, seed {r['seed']})":
               r.get("breakdown", {}) for r in results}
@@ -60,13 +66,27 @@ def build_report(results: list[dict], out_dir: str | Path, profile: str, study_t
                                title=f"{study_title} ({'; '.join(datasets)})")
     report = {"study": "pcfgset", "profile": profile,
               "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              "paper_source": paper["source"], "summary": summary, "runs": results,
-              "plot": plot.name}
+              "paper_source": paper["source"], "summary": summary,
+              "significance": significance, "runs": results, "plot": plot.name}
     with atomic_open(out_dir / "results.json") as fh:
         json.dump(report, fh, indent=2)
     with atomic_open(out_dir / "table.md") as fh:
         fh.write("\n".join(md))
     return report
+
+
+def _pairwise_welch(groups: dict, architectures: dict) -> list[dict]:
+    """Welch's t-test for every pair of (architecture, toolkit) groups."""
+    from compsuite.eval.metrics.significance import welch
+
+    keys = sorted(groups)
+    out = []
+    for i, ka in enumerate(keys):
+        for kb in keys[i + 1:]:
+            res = welch([r["accuracy"] for r in groups[ka]], [r["accuracy"] for r in groups[kb]])
+            out.append({"a": f"{architectures[ka[0]]['paper_name']} ({ka[1]})",
+                        "b": f"{architectures[kb[0]]['paper_name']} ({kb[1]})", **res})
+    return out
 
 
 def _toolkit_name(toolkit: str, paper_setup: bool) -> str:
