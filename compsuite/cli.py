@@ -245,6 +245,28 @@ def cmd_eval_overgeneralisation(a) -> int:
     return 0
 
 
+def cmd_eval_embeddings(a) -> int:
+    from compsuite.data_prep.pcfgset.grammar import FUNCTIONS, TWIN_SUFFIX
+    from compsuite.data_prep.pcfgset.splits import SUBSTITUTED
+    from compsuite.eval.metrics.embedding_distance import synonym_distances
+    from compsuite.eval.translators import load_translator
+
+    tr = load_translator(a.checkpoint, a.data)
+    vecs = tr.embeddings(list(FUNCTIONS) + [f + TWIN_SUFFIX for f in SUBSTITUTED])
+    res = {"distances": synonym_distances(vecs, FUNCTIONS, SUBSTITUTED),
+           "signature": "metric:cosine_distance|embeddings:source-input|version:1",
+           "checkpoint": a.checkpoint}
+    if a.json:
+        print(json.dumps(res))
+    else:
+        from compsuite.eval.reports.tables import markdown_table
+
+        print(markdown_table(["function", "to its synonym", "to other functions (mean)"],
+                             [[f, d["to_synonym"], d["to_other_functions"]]
+                              for f, d in res["distances"].items()]))
+    return 0
+
+
 # ----------------------------------------------------------------------------- run / report
 def cmd_run(a) -> int:
     from compsuite.pipeline import run_profile
@@ -380,6 +402,11 @@ def build_parser() -> argparse.ArgumentParser:
     ovg.add_argument("--plot", help="write the area plot (PNG) here")
     ovg.add_argument("--json", action="store_true", help="print one JSON object")
     ovg.set_defaults(func=cmd_eval_overgeneralisation)
+    emb = esub.add_parser("embeddings", help="cosine distances function <-> synonym (Table 5)")
+    emb.add_argument("--checkpoint", required=True, help="a fairseq or OpenNMT-py checkpoint")
+    emb.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
+    emb.add_argument("--json", action="store_true", help="print one JSON object")
+    emb.set_defaults(func=cmd_eval_embeddings)
 
     for name, func, helptext in (("run", cmd_run, "data, training, predictions, scores, report"),
                                  ("report", cmd_report, "tables and plots from finished runs")):

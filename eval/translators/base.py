@@ -21,6 +21,10 @@ class Translator(Protocol):
         """Outputs for ``sources``, one per source, in order."""
         ...
 
+    def embeddings(self, tokens: list[str]) -> dict[str, list[float]]:
+        """Source-side input embeddings of the given tokens (those in the vocabulary)."""
+        ...
+
 
 def checkpoint_toolkit(path: str | Path) -> str:
     """'fairseq' or 'onmt', from what the checkpoint holds."""

@@ -41,3 +41,8 @@ class FairseqTranslator:
         tokens = [self.hub.encode(s) for s in sources]
         hypos = self.hub.generate(tokens, beam=1, max_len_a=0, max_len_b=self.max_length)
         return [self.hub.decode(h[0]["tokens"]) for h in hypos]
+
+    def embeddings(self, tokens: list[str]) -> dict[str, list[float]]:
+        weight = self.hub.models[0].encoder.embed_tokens.weight.detach()
+        vocab = self.hub.src_dict
+        return {t: weight[vocab.index(t)].tolist() for t in tokens if vocab.index(t) != vocab.unk()}

@@ -39,3 +39,11 @@ class OnmtTranslator:
             return []
         _, preds = self.engine.infer_list(sources)
         return [p[0] for p in preds]
+
+    def embeddings(self, tokens: list[str]) -> dict[str, list[float]]:
+        model = self.engine.translator.model
+        weight = model.encoder.embeddings.make_embedding.emb_luts[0].weight.detach()
+        vocab = self.engine.translator.vocabs["src"]
+        unk = vocab.lookup_token("<unk>")
+        return {t: weight[vocab.lookup_token(t)].tolist() for t in tokens
+                if vocab.lookup_token(t) != unk}
