@@ -269,10 +269,22 @@ def cmd_eval_embeddings(a) -> int:
 
 # ----------------------------------------------------------------------------- run / report
 def cmd_run(a) -> int:
-    from compsuite.pipeline import run_profile
+    from compsuite.pipeline import run_profile, run_test
     from compsuite.registry import get_study
 
     study = get_study(a.study)
+    if a.test:
+        from compsuite.eval.reports.pcfgset import build_test_report
+
+        if a.test not in study.tests:
+            return _fail(f"unknown test '{a.test}' (known: {', '.join(study.tests)})")
+        results = run_test(study, a.test, a.profile, seeds=a.seeds, runs=a.runs,
+                           data_root=Path(a.data_root), runs_root=Path(a.runs_root),
+                           show=not a.quiet)
+        out = Path(a.results_root) / study.name / a.profile
+        build_test_report(results, out, a.test, study.architectures)
+        print((out / f"{a.test}.md").read_text())
+        return 0
     run_profile(study, a.profile, seeds=a.seeds, runs=a.runs, data_root=Path(a.data_root),
                 runs_root=Path(a.runs_root), show=not a.quiet)
     return cmd_report(a)
@@ -309,6 +321,8 @@ def cmd_list(a) -> int:
         print(f"{name}: {s.title}")
         for pname, p in s.profiles.items():
             print(f"  profile {pname}: dataset {p.dataset}, seeds {p.seeds}, runs {', '.join(p.runs)}")
+        for tname, t in s.tests.items():
+            print(f"  test {tname}: split {t['split']}, evaluation {t['evaluation']}")
     return 0
 
 
@@ -418,6 +432,8 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "run":
             r.add_argument("--seeds", type=int, nargs="+")
             r.add_argument("--runs", nargs="+", help="only these runs (architecture-toolkit)")
+            r.add_argument("--test", help="a compositionality test instead of task accuracy "
+                                          "(see compsuite list)")
             r.add_argument("--data-root", default="DATA")
             r.add_argument("--quiet", action="store_true", help="no progress bars")
         r.set_defaults(func=func)

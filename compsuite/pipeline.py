@@ -124,3 +124,99 @@ def collect_results(study: Study, profile_name: str, runs_root: Path = Path("run
         for f in sorted(base.glob("seed*/result-test.json")):
             results.append(json.loads(f.read_text()))
     return results
+
+
+# ----------------------------------------------------------------------------- the tests
+def prepare_test_data(study: Study, test: str, dataset: str, seed: int, data_root: Path,
+                      show: bool = True) -> DataPaths:
+    """A test's splits (skipped when their manifest matches) and both toolkits' data."""
+    from compsuite.data_prep.common.manifest import read_manifest
+    from compsuite.data_prep.pcfgset.splits import SPLIT_GENERATOR, TESTS
+
+    spec = study.tests[test]
+    ds = study.datasets[dataset]
+    cfg = _generator(ds["generator"]).CONFIGS[ds["config"]]
+    options = spec.get("options", {}) or {}
+    base = data_root / study.name / dataset / test / f"seed{seed}"
+    paths = DataPaths(base / "raw", base / "fairseq-bin", base / "onmt")
+    m = read_manifest(paths.raw)
+    done = (m is not None and m.get("seed") == seed and m["args"].get("test") == spec["split"]
+            and m["args"].get("base") == cfg.as_args()
+            and all(m["args"].get(k) == v for k, v in options.items())
+            and is_complete(paths.raw, SPLIT_GENERATOR, m["args"]))
+    if not done:
+        TESTS[spec["split"]](paths.raw, cfg, seed=seed, **options)
+    write_fairseq(paths.raw, paths.fairseq_bin)
+    write_onmt(paths.raw, paths.onmt)
+    return paths
+
+
+def evaluate_test(spec: dict, data: DataPaths, run_dir: Path, checkpoint: str,
+                  generation: dict) -> dict:
+    """Score one trained run on its test, through the translator protocol."""
+    from compsuite.data_prep.common.io import read_aligned, read_lines
+    from compsuite.eval import localism
+    from compsuite.eval import overgeneralisation as og
+    from compsuite.eval.metrics.consistency import consistency
+    from compsuite.eval.translators import load_translator
+
+    raw = data.raw
+    batch = generation.get("batch_size", 256)
+
+    def load(path):
+        return load_translator(path, data.fairseq_bin, batch_size=batch,
+                               max_length=generation.get("max_length", 512))
+
+    kind = spec["evaluation"]
+    if kind == "overgeneralisation":
+        rate = spec.get("options", {}).get("exception_rate", 0.001)
+        src, exc, orig = og.read_exception_set(raw / f"test_pcfg_ratio={rate:g}")
+        return og.track(og.list_checkpoints(run_dir / "checkpoints"), load, src, exc, orig)
+    tr = load(checkpoint)
+    if kind == "localism":
+        res = localism.run(tr, localism.read_unrolled(raw / "unrolled_test.tsv"))
+        traces = res.pop("traces")
+        with atomic_open(run_dir / "localism-traces.jsonl") as fh:
+            for t in traces:
+                fh.write(json.dumps(t) + "\n")
+        return {**res, "model_calls": tr.calls}
+    srcs, refs, cats = read_aligned(raw / "test.src", raw / "test.tgt", raw / "test.category")
+    outs = tr.translate(srcs)
+    if kind == "accuracy":
+        return accuracy_with_breakdown(outs, refs, {"category": cats}).as_dict()
+    twins = read_lines(raw / "test_twin.src")
+    outs_twin = tr.translate(twins)
+    return {"consistency": consistency(outs, outs_twin, refs, cats).as_dict(),
+            "accuracy": accuracy_with_breakdown(outs, refs).accuracy,
+            "accuracy_twin": accuracy_with_breakdown(outs_twin, refs).accuracy}
+
+
+def run_test(study: Study, test: str, profile_name: str, seeds: list[int] | None = None,
+             runs: list[str] | None = None, data_root: Path = Path("DATA"),
+             runs_root: Path = Path("runs"), show: bool = True) -> list[dict]:
+    """Train every run of a profile on a test's splits and score it with the test."""
+    spec = study.tests[test]
+    profile = study.profile(profile_name)
+    results = []
+    for seed in seeds or profile.seeds:
+        data = prepare_test_data(study, test, profile.dataset, seed, data_root, show)
+        for run_name in runs or profile.runs:
+            run = study.run(run_name)
+            run_dir = runs_root / study.name / profile.name / test / run.name / f"seed{seed}"
+            result_file = run_dir / "result.json"
+            if result_file.is_file():
+                results.append(json.loads(result_file.read_text()))
+                continue
+            extra = (spec.get("train", {}) or {}).get(run.toolkit)
+            info = TRAIN[run.toolkit](run, profile.name, data, run_dir, seed, show=show,
+                                      extra=extra)
+            result = {"study": study.name, "test": test, "profile": profile.name,
+                      "run": run.name, "architecture": run.architecture, "toolkit": run.toolkit,
+                      "seed": seed, "dataset_label": study.datasets[profile.dataset]["label"],
+                      "checkpoint": info["checkpoint"], "evaluation": spec["evaluation"],
+                      "config_version": study.config_version, "git": git_revision(),
+                      **evaluate_test(spec, data, run_dir, info["checkpoint"], study.generation)}
+            with atomic_open(result_file) as fh:
+                json.dump(result, fh, indent=2)
+            results.append(json.loads(result_file.read_text()))
+    return results

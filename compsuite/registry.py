@@ -19,6 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent  # the checkout (editable install)
 
 T = TypeVar("T")
 
+#: How a test's model outputs are scored (see compsuite/pipeline.py: evaluate_test).
+EVALUATIONS = ("accuracy", "consistency", "localism", "overgeneralisation")
+
 
 class RegistryError(KeyError):
     def __str__(self) -> str:  # KeyError would quote the message
@@ -91,6 +94,7 @@ class Study:
     profiles: Registry[Profile]
     generation: dict[str, Any]
     source: Path
+    tests: dict[str, dict] = field(default_factory=dict)
 
     def profile(self, name: str) -> Profile:
         return self.profiles.get(name)
@@ -138,9 +142,15 @@ def load_study(path: str | Path) -> Study:
             runs.get(r)
         profiles.register(prof_name, Profile(prof_name, ds, list(spec.get("seeds", [1])),
                                              list(spec["runs"]), spec.get("description", "")))
+    tests = raw.get("tests", {}) or {}
+    for test_name, spec in tests.items():
+        where = f"{path}: tests.{test_name}"
+        _require(spec, "split", where)
+        if _require(spec, "evaluation", where) not in EVALUATIONS:
+            raise ValueError(f"{where}: evaluation must be one of {', '.join(EVALUATIONS)}")
     return Study(name, raw.get("title", name), raw.get("paper", ""),
                  int(raw.get("config_version", 1)), datasets, archs, runs, profiles,
-                 raw.get("generation", {}) or {}, path)
+                 raw.get("generation", {}) or {}, path, tests)
 
 
 _STUDIES: Registry[Path] | None = None

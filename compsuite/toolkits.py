@@ -146,8 +146,9 @@ def fairseq_train_args(run: Run, profile: str) -> dict[str, Any]:
 
 
 def fairseq_train(run: Run, profile: str, data: DataPaths, run_dir: Path, seed: int,
-                  show: bool = True) -> dict:
-    args = fairseq_train_args(run, profile)
+                  show: bool = True, extra: dict | None = None) -> dict:
+    """``extra``: options a test adds to this run's training (merged last)."""
+    args = _merge(fairseq_train_args(run, profile), extra)
     args.update(seed=seed, save_dir=str(run_dir / "checkpoints"))
     if not cuda_available():
         args["cpu"] = True
@@ -238,8 +239,9 @@ def _onmt_checkpoints(run_dir: Path) -> list[Path]:
 
 
 def onmt_train(run: Run, profile: str, data: DataPaths, run_dir: Path, seed: int,
-               show: bool = True) -> dict:
-    cfg = onmt_config(run, profile, data, run_dir, seed)
+               show: bool = True, extra: dict | None = None) -> dict:
+    """``extra``: options a test adds to this run's training (merged last)."""
+    cfg = _merge(onmt_config(run, profile, data, run_dir, seed), extra)
     h = _config_hash(cfg)
     if _check_run_dir(run_dir, h):
         return json.loads((run_dir / "train.json").read_text())

@@ -76,3 +76,34 @@ def test_report_with_seeds_has_mean_std_and_welch(tmp_path):
     assert test["t"] == pytest.approx(-3.6742, abs=1e-4) and test["p"] == pytest.approx(0.0213, abs=1e-3)
     table = (tmp_path / "r" / "table.md").read_text()
     assert "0.60 ± 0.10" in table and "Welch" in table
+
+
+@pytest.mark.parametrize("test", ["systematicity", "substitutivity_primitive", "localism",
+                                  "overgeneralisation"])
+def test_run_each_kind_of_test(tmp_path, test):
+    """A tiny OpenNMT-py model through each kind of test: split, data, training,
+    the test's evaluator via the translator protocol, skip on re-run, report."""
+    from compsuite.eval.reports.pcfgset import build_test_report
+    from compsuite.pipeline import run_test
+    from compsuite.registry import get_study
+
+    study = _study(tmp_path)
+    study.tests = {test: get_study("pcfgset").tests[test]}
+    roots = dict(data_root=tmp_path / "DATA", runs_root=tmp_path / "runs", show=False)
+    (result,) = run_test(study, test, "tiny", **roots)
+    kind = study.tests[test]["evaluation"]
+    assert result["evaluation"] == kind and result["test"] == test
+    if kind == "accuracy":
+        assert result["n"] == 2353 and "category" in result["breakdown"]
+    elif kind == "consistency":
+        assert result["consistency"]["n"] == 2353
+        assert set(result["consistency"]["breakdown"]) <= {"append", "repeat", "remove_second",
+                                                           "swap_first_last"}
+    elif kind == "localism":
+        assert result["n"] == 5000 and result["model_calls"] <= 1 + 3
+    else:
+        assert [r["at"] for r in result["profile"]] == [6, 12]   # every checkpoint kept
+    assert run_test(study, test, "tiny", **roots) == [result]     # skipped the second time
+    report = build_test_report([result], tmp_path / "results", test, study.architectures)
+    assert (tmp_path / "results" / f"{test}.md").read_text().startswith(f"# PCFG SET {test}")
+    assert report["summary"][0]["seeds"] == 1

@@ -92,3 +92,44 @@ def _pairwise_welch(groups: dict, architectures: dict) -> list[dict]:
 def _toolkit_name(toolkit: str, paper_setup: bool) -> str:
     name = {"fairseq": "fairseq", "onmt": "OpenNMT-py"}[toolkit]
     return name + (" (paper's)" if paper_setup else "")
+
+
+#: The headline number of each evaluation kind (Table 3's rows).
+HEADLINE = {
+    "accuracy": ("accuracy", lambda r: r["accuracy"]),
+    "consistency": ("consistency", lambda r: r["consistency"]["consistency"]),
+    "localism": ("consistency", lambda r: r["consistency"]["consistency"]),
+    "overgeneralisation": ("peak overgeneralisation", lambda r: r["peak_overgeneralisation"]),
+}
+
+
+def build_test_report(results: list[dict], out_dir: str | Path, test: str,
+                      architectures: dict) -> dict:
+    """``<test>.json`` and ``<test>.md`` in ``out_dir``: the test's headline number per
+    model, mean ± std over seeds."""
+    if not results:
+        raise ValueError(f"no results for test {test}")
+    out_dir = Path(out_dir)
+    kind = results[0]["evaluation"]
+    label, value = HEADLINE[kind]
+    groups: dict = defaultdict(list)
+    for r in results:
+        groups[(r["architecture"], r["toolkit"])].append(value(r))
+    rows, summary = [], []
+    for (arch, toolkit), vals in sorted(groups.items()):
+        mean = st.fmean(vals)
+        std = st.stdev(vals) if len(vals) > 1 else None
+        summary.append({"architecture": arch, "toolkit": toolkit, label: mean, "std": std,
+                        "seeds": len(vals)})
+        rows.append([architectures[arch]["paper_name"], toolkit,
+                     fmt(mean) + (f" ± {fmt(std)}" if std is not None else ""), len(vals)])
+    md = [f"# PCFG SET {test}\n", f"Task: {results[0]['dataset_label']}.  ",
+          f"Evaluation: {kind}.\n", markdown_table(["model", "toolkit", label, "seeds"], rows)]
+    report = {"study": "pcfgset", "test": test, "evaluation": kind, "summary": summary,
+              "runs": results}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with atomic_open(out_dir / f"{test}.json") as fh:
+        json.dump(report, fh, indent=2)
+    with atomic_open(out_dir / f"{test}.md") as fh:
+        fh.write("\n".join(md))
+    return report
