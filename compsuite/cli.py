@@ -251,7 +251,7 @@ def cmd_eval_embeddings(a) -> int:
     from compsuite.eval.metrics.embedding_distance import synonym_distances
     from compsuite.eval.translators import load_translator
 
-    tr = load_translator(a.checkpoint, a.data)
+    tr = load_translator(a.checkpoint, a.data, batch_size=a.batch_size)
     vecs = tr.embeddings(list(FUNCTIONS) + [f + TWIN_SUFFIX for f in SUBSTITUTED])
     res = {"distances": synonym_distances(vecs, FUNCTIONS, SUBSTITUTED),
            "signature": "metric:cosine_distance|embeddings:source-input|version:1",
@@ -335,6 +335,16 @@ def cmd_paths(a) -> int:
 
 
 # ----------------------------------------------------------------------------- parser
+def _model_arguments(p: argparse.ArgumentParser, folder: bool = False) -> None:
+    """The options of every model-in-the-loop command (translator protocol)."""
+    if folder:
+        p.add_argument("--checkpoints", required=True, help="the run's checkpoint folder")
+    else:
+        p.add_argument("--checkpoint", required=True, help="a fairseq or OpenNMT-py checkpoint")
+    p.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
+    p.add_argument("--batch-size", type=int, default=256)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="compsuite", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -398,27 +408,22 @@ def build_parser() -> argparse.ArgumentParser:
     con.add_argument("--json", action="store_true", help="print one JSON object")
     con.set_defaults(func=cmd_eval_consistency)
     loc = esub.add_parser("localism", help="whole vs unrolled computation, model in the loop")
-    loc.add_argument("--checkpoint", required=True, help="a fairseq or OpenNMT-py checkpoint")
-    loc.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
+    _model_arguments(loc)
     loc.add_argument("--unrolled", required=True, help="unrolled_test.tsv")
-    loc.add_argument("--batch-size", type=int, default=256)
     loc.add_argument("--traces", help="write per-sample traces (JSON lines) here")
     loc.add_argument("--json", action="store_true", help="print one JSON object")
     loc.set_defaults(func=cmd_eval_localism)
     ovg = esub.add_parser("overgeneralisation",
                           help="memorisation vs overgeneralisation at every saved checkpoint")
-    ovg.add_argument("--checkpoints", required=True, help="the run's checkpoint folder")
-    ovg.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
+    _model_arguments(ovg, folder=True)
     ovg.add_argument("--exceptions", required=True,
                      help="prefix of the exception files, e.g. DIR/test_pcfg_ratio=0.001")
-    ovg.add_argument("--batch-size", type=int, default=256)
     ovg.add_argument("--out", help="write the JSON result here")
     ovg.add_argument("--plot", help="write the area plot (PNG) here")
     ovg.add_argument("--json", action="store_true", help="print one JSON object")
     ovg.set_defaults(func=cmd_eval_overgeneralisation)
     emb = esub.add_parser("embeddings", help="cosine distances function <-> synonym (Table 5)")
-    emb.add_argument("--checkpoint", required=True, help="a fairseq or OpenNMT-py checkpoint")
-    emb.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
+    _model_arguments(emb)
     emb.add_argument("--json", action="store_true", help="print one JSON object")
     emb.set_defaults(func=cmd_eval_embeddings)
 

@@ -84,6 +84,17 @@ def _routed_splits(cfg: PCFGSetConfig, seed: int, dropped: dict, route, n_train:
             "test": b["test"]}
 
 
+def _base_splits(out: Path, cfg: PCFGSetConfig, seed: int, dropped: dict, files: list[str],
+                 n_train: int, n_valid: int, n_test: int) -> dict[str, list]:
+    """Draw and write the base corpus (train/valid/test in draw order)."""
+    rows = list(itertools.islice(sample_pairs(cfg, seed, dropped), n_train + n_valid + n_test))
+    splits = {"train": rows[:n_train], "valid": rows[n_train:n_train + n_valid],
+              "test": rows[n_train + n_valid:]}
+    for name, part in splits.items():
+        _write_split(out, name, part, files)
+    return splits
+
+
 def _write_split(out: Path, name: str, rows: list, files: list[str]) -> None:
     write_lines(out / f"{name}.src", [r[0] for r in rows])
     write_lines(out / f"{name}.tgt", [r[1] for r in rows])
@@ -247,12 +258,8 @@ def localism(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     then the ``original`` line)."""
     n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     dropped: dict = {}
-    rows = list(itertools.islice(sample_pairs(cfg, seed, dropped), n_train + n_valid + n_test))
-    splits = {"train": rows[:n_train], "valid": rows[n_train:n_train + n_valid],
-              "test": rows[n_train + n_valid:]}
     files: list[str] = []
-    for name, part in splits.items():
-        _write_split(out, name, part, files)
+    splits = _base_splits(out, cfg, seed, dropped, files, n_train, n_valid, n_test)
     rng = random.Random(f"localism-{seed}")
     chosen = rng.sample(range(n_train), min(n_samples, n_train))
     tsv, depths = [], []
@@ -385,12 +392,8 @@ def per_function(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     so that accuracy differences come from the function alone."""
     n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     dropped: dict = {}
-    rows = list(itertools.islice(sample_pairs(cfg, seed, dropped), n_train + n_valid + n_test))
-    splits = {"train": rows[:n_train], "valid": rows[n_train:n_train + n_valid],
-              "test": rows[n_train + n_valid:]}
     files: list[str] = []
-    for name, part in splits.items():
-        _write_split(out, name, part, files)
+    splits = _base_splits(out, cfg, seed, dropped, files, n_train, n_valid, n_test)
     train = {r[0] for r in splits["train"]}
     test = [r[2] for r in splits["test"]]
     n = min(n_templates, len(test) // 2)
