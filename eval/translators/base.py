@@ -26,6 +26,14 @@ class Translator(Protocol):
         ...
 
 
+def quiet(*loggers: str) -> None:
+    """In-process inference logs every batch at INFO; keep the toolkits to warnings."""
+    import logging
+
+    for name in loggers:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def checkpoint_toolkit(path: str | Path) -> str:
     """'fairseq' or 'onmt', from what the checkpoint holds."""
     import torch

@@ -14,6 +14,9 @@ class FairseqTranslator:
         from compsuite.registry import ROOT
         from compsuite.torch_compat import allow_toolkit_checkpoints
 
+        from .base import quiet
+
+        quiet("fairseq")
         allow_toolkit_checkpoints()
         utils.import_user_module(Namespace(user_dir=str(ROOT / "fairseq_plugins")))
         loaded = hub_utils.from_pretrained(str(checkpoint.parent), checkpoint_file=checkpoint.name,

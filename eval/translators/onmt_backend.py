@@ -13,6 +13,9 @@ class OnmtTranslator:
 
         from compsuite.torch_compat import allow_toolkit_checkpoints
 
+        from .base import quiet
+
+        quiet("onmt")
         allow_toolkit_checkpoints()
         opt = _get_parser().parse_args([
             "-model", str(checkpoint), "-src", "<in-memory>", "-beam_size", "1",
@@ -25,6 +28,7 @@ class OnmtTranslator:
         self.name = f"onmt:{checkpoint}"
         self.calls = self.batches = 0
         translator = self.engine.translator
+        translator.report_score = False  # no "PRED SCORE" log line per call
         step = translator.translate_batch
 
         def counted(*args, **kwargs):
