@@ -21,10 +21,11 @@ def test_synonym_distances():
 @pytest.mark.parametrize("toolkit", ["fairseq", "onmt"])
 def test_backends_read_source_embeddings(toolkit, tiny_runs, tiny_data):
     from compsuite.data_prep.pcfgset.grammar import FUNCTIONS
-    from compsuite.eval.translators import load_translator
+    from compsuite.eval.translators import HasEmbeddings, Translator, load_translator
 
     _, _, info = tiny_runs[toolkit]
     tr = load_translator(info["checkpoint"], tiny_data.fairseq_bin)
+    assert isinstance(tr, Translator) and isinstance(tr, HasEmbeddings)
     vecs = tr.embeddings(list(FUNCTIONS) + ["repeat_twin"])
     assert set(vecs) == set(FUNCTIONS)  # no synonym in this vocabulary
     assert {len(v) for v in vecs.values()} == {16}

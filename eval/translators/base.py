@@ -21,6 +21,12 @@ class Translator(Protocol):
         """Outputs for ``sources``, one per source, in order."""
         ...
 
+
+@runtime_checkable
+class HasEmbeddings(Protocol):
+    """What a test needing representations asks of a translator besides translating
+    (both backends provide it)."""
+
     def embeddings(self, tokens: list[str]) -> dict[str, list[float]]:
         """Source-side input embeddings of the given tokens (those in the vocabulary)."""
         ...
