@@ -173,6 +173,15 @@ def evaluate_test(spec: dict, data: DataPaths, run_dir: Path, checkpoint: str,
         src, exc, orig = og.read_exception_set(raw / f"test_pcfg_ratio={rate:g}")
         return og.track(og.list_checkpoints(run_dir / "checkpoints"), load, src, exc, orig)
     tr = load(checkpoint)
+    if kind == "per_function":
+        from compsuite.data_prep.pcfgset.grammar import FUNCTIONS
+
+        per = {}
+        for fn in FUNCTIONS:
+            srcs, refs = read_aligned(raw / f"test_{fn}.src", raw / f"test_{fn}.tgt")
+            per[fn] = accuracy_with_breakdown(tr.translate(srcs), refs).accuracy
+        return {"per_function": per, "accuracy": sum(per.values()) / len(per),
+                "n_per_function": len(srcs)}
     if kind == "localism":
         res = localism.run(tr, localism.read_unrolled(raw / "unrolled_test.tsv"))
         traces = res.pop("traces")

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent  # the checkout (editable install)
 T = TypeVar("T")
 
 #: How a test's model outputs are scored (see compsuite/pipeline.py: evaluate_test).
-EVALUATIONS = ("accuracy", "consistency", "localism", "overgeneralisation")
+EVALUATIONS = ("accuracy", "consistency", "localism", "overgeneralisation", "per_function")
 
 
 class RegistryError(KeyError):

@@ -79,7 +79,7 @@ def test_report_with_seeds_has_mean_std_and_welch(tmp_path):
 
 
 @pytest.mark.parametrize("test", ["systematicity", "substitutivity_primitive", "localism",
-                                  "overgeneralisation"])
+                                  "overgeneralisation", "per_function"])
 def test_run_each_kind_of_test(tmp_path, test):
     """A tiny OpenNMT-py model through each kind of test: split, data, training,
     the test's evaluator via the translator protocol, skip on re-run, report."""
@@ -101,9 +101,15 @@ def test_run_each_kind_of_test(tmp_path, test):
                                                            "swap_first_last"}
     elif kind == "localism":
         assert result["n"] == 5000 and result["model_calls"] <= 1 + 3
+    elif kind == "per_function":
+        from compsuite.data_prep.pcfgset.grammar import FUNCTIONS
+
+        assert set(result["per_function"]) == set(FUNCTIONS) and result["n_per_function"] == 1176
     else:
         assert [r["at"] for r in result["profile"]] == [6, 12]   # every checkpoint kept
     assert run_test(study, test, "tiny", **roots) == [result]     # skipped the second time
     report = build_test_report([result], tmp_path / "results", test, study.architectures)
     assert (tmp_path / "results" / f"{test}.md").read_text().startswith(f"# PCFG SET {test}")
     assert report["summary"][0]["seeds"] == 1
+    if kind == "per_function":
+        assert (tmp_path / "results" / "per_function.png").read_bytes()[:4] == b"\x89PNG"

@@ -100,6 +100,7 @@ HEADLINE = {
     "consistency": ("consistency", lambda r: r["consistency"]["consistency"]),
     "localism": ("consistency", lambda r: r["consistency"]["consistency"]),
     "overgeneralisation": ("peak overgeneralisation", lambda r: r["peak_overgeneralisation"]),
+    "per_function": ("mean accuracy over functions", lambda r: r["accuracy"]),
 }
 
 
@@ -128,6 +129,13 @@ def build_test_report(results: list[dict], out_dir: str | Path, test: str,
     report = {"study": "pcfgset", "test": test, "evaluation": kind, "summary": summary,
               "runs": results}
     out_dir.mkdir(parents=True, exist_ok=True)
+    if kind == "per_function":
+        from .plots import accuracy_per_function
+
+        series = {f"{architectures[r['architecture']]['paper_name']} ({r['toolkit']}, seed "
+                  f"{r['seed']})": r["per_function"] for r in results}
+        report["plot"] = accuracy_per_function(series, out_dir / f"{test}.png").name
+        md.append(f"\n![accuracy per function]({report['plot']})\n")
     with atomic_open(out_dir / f"{test}.json") as fh:
         json.dump(report, fh, indent=2)
     with atomic_open(out_dir / f"{test}.md") as fh:

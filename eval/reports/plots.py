@@ -65,3 +65,21 @@ def accuracy_by_feature(series: Mapping[str, Mapping[str, Mapping]], out: str | 
         fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return save(fig, out)
+
+
+def accuracy_per_function(series: Mapping[str, Mapping[str, float]], out: str | Path) -> Path:
+    """Grouped bars: accuracy per function (the paper's Figure 8), one bar per model."""
+    plt = pyplot()
+    functions = list(next(iter(series.values())))
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(functions)), 3.4))
+    for i, (label, acc) in enumerate(series.items()):
+        ax.bar([j + i * width for j in range(len(functions))], [acc[f] for f in functions],
+               width=width, label=label)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(functions))])
+    ax.set_xticklabels(functions, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("sequence accuracy")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return save(fig, out)
