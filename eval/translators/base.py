@@ -40,6 +40,18 @@ def quiet(*loggers: str) -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
+def count_batches(translator, owner, method: str) -> None:
+    """Wrap ``owner.method`` (the toolkit's one-batch forward call) so that every call
+    adds one to ``translator.batches``."""
+    inner = getattr(owner, method)
+
+    def counted(*args, **kwargs):
+        translator.batches += 1
+        return inner(*args, **kwargs)
+
+    setattr(owner, method, counted)
+
+
 def checkpoint_toolkit(path: str | Path) -> str:
     """'fairseq' or 'onmt', from what the checkpoint holds."""
     import torch

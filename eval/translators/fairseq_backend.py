@@ -14,7 +14,7 @@ class FairseqTranslator:
         from compsuite.registry import ROOT
         from compsuite.torch_compat import allow_toolkit_checkpoints
 
-        from .base import quiet
+        from .base import count_batches, quiet
 
         quiet("fairseq")
         allow_toolkit_checkpoints()
@@ -28,14 +28,7 @@ class FairseqTranslator:
         self.max_length = max_length
         self.name = f"fairseq:{checkpoint}"
         self.calls = self.batches = 0
-        task = self.hub.task
-        step = task.inference_step
-
-        def counted(*args, **kwargs):
-            self.batches += 1
-            return step(*args, **kwargs)
-
-        task.inference_step = counted
+        count_batches(self, self.hub.task, "inference_step")
 
     def translate(self, sources: list[str]) -> list[str]:
         self.calls += 1

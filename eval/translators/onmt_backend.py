@@ -13,7 +13,7 @@ class OnmtTranslator:
 
         from compsuite.torch_compat import allow_toolkit_checkpoints
 
-        from .base import quiet
+        from .base import count_batches, quiet
 
         quiet("onmt")
         allow_toolkit_checkpoints()
@@ -27,15 +27,8 @@ class OnmtTranslator:
         self.engine = InferenceEnginePY(opt)
         self.name = f"onmt:{checkpoint}"
         self.calls = self.batches = 0
-        translator = self.engine.translator
-        translator.report_score = False  # no "PRED SCORE" log line per call
-        step = translator.translate_batch
-
-        def counted(*args, **kwargs):
-            self.batches += 1
-            return step(*args, **kwargs)
-
-        translator.translate_batch = counted
+        self.engine.translator.report_score = False  # no "PRED SCORE" log line per call
+        count_batches(self, self.engine.translator, "translate_batch")
 
     def translate(self, sources: list[str]) -> list[str]:
         self.calls += 1
