@@ -87,32 +87,40 @@ def run_profile(study: Study, profile_name: str, seeds: list[int] | None = None,
     from compsuite.data_prep.pcfgset.grammar import structure
 
     profile = study.profile(profile_name)
+    revision = git_revision()
     results = []
     for seed in seeds or profile.seeds:
         data = prepare_data(study, profile.dataset, seed, data_root, show)
         for run_name in runs or profile.runs:
             run = study.run(run_name)
             run_dir = runs_root / study.name / profile.name / run.name / f"seed{seed}"
-            result_file = run_dir / "result-test.json"
-            if result_file.is_file():
-                results.append(json.loads(result_file.read_text()))
-                continue
-            train_info = TRAIN[run.toolkit](run, profile.name, data, run_dir, seed, show=show)
-            pred = PREDICT[run.toolkit](run_dir, data, "test", study.generation, show=show)
-            scored = score_predictions(run_dir, run.toolkit, pred, data, "test", structure)
-            result = {
-                "study": study.name, "profile": profile.name, "run": run.name,
-                "architecture": run.architecture, "toolkit": run.toolkit,
-                "paper_setup": run.paper_setup, "dataset": profile.dataset,
-                "dataset_label": study.datasets[profile.dataset]["label"], "seed": seed,
-                "split": "test", "checkpoint": train_info["checkpoint"],
-                "train_wall_s": train_info.get("wall_s"), "generation": study.generation,
-                "config_version": study.config_version, "git": git_revision(), **scored,
-            }
-            with atomic_open(result_file) as fh:
-                json.dump(result, fh, indent=2)
-            results.append(json.loads(result_file.read_text()))  # one form: what is on disk
+
+            def compute():
+                train_info = TRAIN[run.toolkit](run, profile.name, data, run_dir, seed, show=show)
+                pred = PREDICT[run.toolkit](run_dir, data, "test", study.generation, show=show)
+                scored = score_predictions(run_dir, run.toolkit, pred, data, "test", structure)
+                return {
+                    "study": study.name, "profile": profile.name, "run": run.name,
+                    "architecture": run.architecture, "toolkit": run.toolkit,
+                    "paper_setup": run.paper_setup, "dataset": profile.dataset,
+                    "dataset_label": study.datasets[profile.dataset]["label"], "seed": seed,
+                    "split": "test", "checkpoint": train_info["checkpoint"],
+                    "train_wall_s": train_info.get("wall_s"), "generation": study.generation,
+                    "config_version": study.config_version, "git": revision, **scored,
+                }
+
+            results.append(_stored(run_dir / "result-test.json", compute))
     return results
+
+
+def _stored(result_file: Path, compute) -> dict:
+    """A run's result: read back when ``result_file`` exists (the step is done);
+    otherwise computed, written atomically and read back (one form: what is on disk)."""
+    if not result_file.is_file():
+        result = compute()
+        with atomic_open(result_file) as fh:
+            json.dump(result, fh, indent=2)
+    return json.loads(result_file.read_text())
 
 
 def collect_results(study: Study, profile_name: str, runs_root: Path = Path("runs")) -> list[dict]:
@@ -206,26 +214,26 @@ def run_test(study: Study, test: str, profile_name: str, seeds: list[int] | None
     """Train every run of a profile on a test's splits and score it with the test."""
     spec = study.tests[test]
     profile = study.profile(profile_name)
+    revision = git_revision()
     results = []
     for seed in seeds or profile.seeds:
         data = prepare_test_data(study, test, profile.dataset, seed, data_root, show)
         for run_name in runs or profile.runs:
             run = study.run(run_name)
             run_dir = runs_root / study.name / profile.name / test / run.name / f"seed{seed}"
-            result_file = run_dir / "result.json"
-            if result_file.is_file():
-                results.append(json.loads(result_file.read_text()))
-                continue
-            extra = (spec.get("train", {}) or {}).get(run.toolkit)
-            info = TRAIN[run.toolkit](run, profile.name, data, run_dir, seed, show=show,
-                                      extra=extra)
-            result = {"study": study.name, "test": test, "profile": profile.name,
-                      "run": run.name, "architecture": run.architecture, "toolkit": run.toolkit,
-                      "seed": seed, "dataset_label": study.datasets[profile.dataset]["label"],
-                      "checkpoint": info["checkpoint"], "evaluation": spec["evaluation"],
-                      "config_version": study.config_version, "git": git_revision(),
-                      **evaluate_test(spec, data, run_dir, info["checkpoint"], study.generation)}
-            with atomic_open(result_file) as fh:
-                json.dump(result, fh, indent=2)
-            results.append(json.loads(result_file.read_text()))
+
+            def compute():
+                extra = (spec.get("train", {}) or {}).get(run.toolkit)
+                info = TRAIN[run.toolkit](run, profile.name, data, run_dir, seed, show=show,
+                                          extra=extra)
+                return {"study": study.name, "test": test, "profile": profile.name,
+                        "run": run.name, "architecture": run.architecture,
+                        "toolkit": run.toolkit, "seed": seed,
+                        "dataset_label": study.datasets[profile.dataset]["label"],
+                        "checkpoint": info["checkpoint"], "evaluation": spec["evaluation"],
+                        "config_version": study.config_version, "git": revision,
+                        **evaluate_test(spec, data, run_dir, info["checkpoint"],
+                                        study.generation)}
+
+            results.append(_stored(run_dir / "result.json", compute))
     return results

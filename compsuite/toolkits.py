@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from compsuite.data_prep.common.io import atomic_open
-from compsuite.data_prep.common.writers import toolkit_command
+from compsuite.data_prep.common.writers import run_logged, toolkit_command
 from compsuite.registry import ROOT, Run
 
 FAIRSEQ_USER_DIR = ROOT / "fairseq_plugins"
@@ -106,6 +106,11 @@ def _check_run_dir(run_dir: Path, config_hash: str) -> bool:
     return True
 
 
+def _trained_checkpoint(run_dir: Path) -> str:
+    """The checkpoint a finished training recorded in ``train.json``."""
+    return json.loads((run_dir / "train.json").read_text())["checkpoint"]
+
+
 def _finish(run_dir: Path, info: dict) -> dict:
     with atomic_open(run_dir / "train.json") as fh:
         json.dump(info, fh, indent=2)
@@ -177,7 +182,7 @@ def fairseq_predict(run_dir: Path, data: DataPaths, split: str, generation: dict
     out = run_dir / f"generate-{split}.txt"
     if out.is_file():
         return out
-    ckpt = json.loads((run_dir / "train.json").read_text())["checkpoint"]
+    ckpt = _trained_checkpoint(run_dir)
     cmd = toolkit_command("fairseq-generate") + [
         str(data.fairseq_bin), "--user-dir", str(FAIRSEQ_USER_DIR), "--task", "pcfgset_translation",
         "--path", ckpt, "--gen-subset", split, "--beam", str(generation.get("beam", 1)),
@@ -272,7 +277,7 @@ def onmt_predict(run_dir: Path, data: DataPaths, split: str, generation: dict,
     out = run_dir / f"pred-{split}.txt"
     if out.is_file():
         return out
-    ckpt = json.loads((run_dir / "train.json").read_text())["checkpoint"]
+    ckpt = _trained_checkpoint(run_dir)
     tmp = out.with_name(out.name + ".tmp")
     cmd = toolkit_command("onmt_translate") + [
         "-model", ckpt, "-src", str(data.onmt / f"{split}.src"), "-output", str(tmp),
@@ -285,10 +290,9 @@ def onmt_predict(run_dir: Path, data: DataPaths, split: str, generation: dict,
     log = run_dir / f"translate-{split}.log"
     if show:
         print(f"onmt_translate: {split} -> {out}", flush=True)
-    with open(log, "w", encoding="utf-8") as fh:
-        proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT)
-    if proc.returncode != 0 or not tmp.is_file():
-        raise RuntimeError(f"onmt_translate failed (exit {proc.returncode}); see {log}")
+    run_logged(cmd, log, "onmt_translate")
+    if not tmp.is_file():
+        raise RuntimeError(f"onmt_translate wrote no {tmp}; see {log}")
     tmp.rename(out)
     return out
 
