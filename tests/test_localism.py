@@ -105,3 +105,13 @@ def test_localism_cli_with_real_models(toolkit, tiny_runs, tiny_data, tmp_path):
     assert out["n"] == 40 and out["model_calls"] == 1 + depth
     assert 0.0 <= out["consistency"]["consistency"] <= 1.0
     assert len((tmp_path / "t.jsonl").read_text().splitlines()) == 40
+
+
+def test_not_a_checkpoint_is_a_clear_error(tmp_path):
+    (tmp_path / "u.tsv").write_text("unrolled\tcopy A1 \tA1\noriginal\tcopy A1\tA1\n")
+    (tmp_path / "model.pt").write_text("not a checkpoint\n")
+    r = subprocess.run([sys.executable, "-m", "compsuite.cli", "eval", "localism", "--checkpoint",
+                        str(tmp_path / "model.pt"), "--unrolled", str(tmp_path / "u.tsv")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 1 and "not a loadable torch checkpoint" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -59,7 +59,11 @@ def checkpoint_toolkit(path: str | Path) -> str:
     from compsuite.torch_compat import allow_toolkit_checkpoints
 
     allow_toolkit_checkpoints()
-    state = torch.load(path, map_location="cpu")
+    try:
+        state = torch.load(path, map_location="cpu")
+    except Exception as e:  # a text file, a truncated download, a foreign pickle
+        raise ValueError(f"{path}: not a loadable torch checkpoint ({type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else 'unreadable'})") from None
     if isinstance(state, dict) and "cfg" in state and "model" in state:
         return "fairseq"
     if isinstance(state, dict) and "opt" in state and "vocab" in state:
