@@ -2,6 +2,8 @@
 toolkit's own loop (fairseq with --user-dir fairseq_plugins), prediction with
 fairseq-generate / onmt_translate, resume, and scoring."""
 
+from pathlib import Path
+
 import pytest
 
 from compsuite.pipeline import score_predictions
@@ -86,7 +88,9 @@ def test_translator_backend_matches_the_toolkit_command(toolkit, tiny_runs, tiny
                             show=False)
     expected = (read_fairseq_generate(pred).hypotheses if toolkit == "fairseq"
                 else pred.read_text().splitlines())
+    before = sorted(p.name for p in Path.cwd().iterdir())
     tr = load_translator(info["checkpoint"], tiny_data.fairseq_bin, batch_size=64)
     srcs = (tiny_data.raw / "test.src").read_text().splitlines()
     assert tr.translate(srcs) == expected
     assert tr.calls == 1 and tr.batches >= 200 // 64
+    assert sorted(p.name for p in Path.cwd().iterdir()) == before, "the backend wrote files"

@@ -2,6 +2,7 @@
 what ``onmt_translate`` runs) on a list of sources; greedy decoding."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -18,7 +19,9 @@ class OnmtTranslator:
         quiet("onmt")
         allow_toolkit_checkpoints()
         opt = _get_parser().parse_args([
-            "-model", str(checkpoint), "-src", "<in-memory>", "-beam_size", "1",
+            # -output defaults to pred.txt in the working directory; results come back in memory
+            "-model", str(checkpoint), "-src", "<in-memory>", "-output", os.devnull,
+            "-beam_size", "1",
             "-batch_size", str(batch_size), "-max_length", str(max_length)])
         ArgumentParser.validate_translate_opts(opt)
         ArgumentParser._get_all_transform_translate(opt)
