@@ -273,43 +273,38 @@ def cmd_run(a) -> int:
     from compsuite.registry import get_study
 
     study = get_study(a.study)
-    if a.test:
-        from compsuite.eval.reports.pcfgset import build_test_report
-
-        if a.test not in study.tests:
-            return _fail(f"unknown test '{a.test}' (known: {', '.join(study.tests)})")
-        results = run_test(study, a.test, a.profile, seeds=a.seeds, runs=a.runs,
-                           data_root=Path(a.data_root), runs_root=Path(a.runs_root),
-                           show=not a.quiet)
-        out = Path(a.results_root) / study.name / a.profile
-        build_test_report(results, out, a.test, study.architectures)
-        print((out / f"{a.test}.md").read_text())
-        return 0
-    run_profile(study, a.profile, seeds=a.seeds, runs=a.runs, data_root=Path(a.data_root),
-                runs_root=Path(a.runs_root), show=not a.quiet)
+    profile = study.profile(a.profile)
+    for t in a.test or []:
+        if t not in study.tests:
+            return _fail(f"unknown test '{t}' (known: {', '.join(study.tests)})")
+    roots = dict(data_root=Path(a.data_root), runs_root=Path(a.runs_root), show=not a.quiet)
+    if not a.test:
+        run_profile(study, a.profile, seeds=a.seeds, runs=a.runs, **roots)
+    tests = [] if a.no_tests else (a.test or list(study.tests))
+    for t in tests:
+        if not a.quiet:
+            print(f"== test {t}", flush=True)
+        runs = [r for r in profile.test_runs if not a.runs or r in a.runs]
+        run_test(study, t, a.profile, seeds=a.seeds, runs=runs, **roots)
     return cmd_report(a)
 
 
 def cmd_report(a) -> int:
+    from compsuite.eval.reports.pcfgset import build_study_report
+    from compsuite.pipeline import collect_results, collect_test_results
     from compsuite.registry import get_study
-    from compsuite.pipeline import collect_results
 
     study = get_study(a.study)
     profile = study.profile(a.profile)
     results = collect_results(study, profile.name, Path(a.runs_root))
-    if not results:
+    tests = collect_test_results(study, profile.name, Path(a.runs_root))
+    if not results and not tests:
         return _fail(f"no results under {Path(a.runs_root, study.name, profile.name)}; "
                      f"run 'compsuite run {study.name} --profile {profile.name}' first")
-    return _report(study, a.profile, results, Path(a.results_root))
-
-
-def _report(study, profile: str, results: list[dict], results_root: Path) -> int:
-    from compsuite.eval.reports.pcfgset import build_report
-
-    out = results_root / study.name / profile
-    build_report(results, out, profile, study.title, study.architectures)
-    print((out / "table.md").read_text())
-    print(f"results in {out}/ (results.json, table.md, accuracy_by_structure.png)")
+    out = Path(a.results_root) / study.name / profile.name
+    build_study_report(study, profile.name, results, tests, out)
+    print((out / "report.md").read_text())
+    print(f"results in {out}/ (report.md, report.json, *.png; table.md: task accuracy)")
     return 0
 
 
@@ -437,8 +432,11 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "run":
             r.add_argument("--seeds", type=int, nargs="+")
             r.add_argument("--runs", nargs="+", help="only these runs (architecture-toolkit)")
-            r.add_argument("--test", help="a compositionality test instead of task accuracy "
-                                          "(see compsuite list)")
+            r.add_argument("--test", nargs="+", metavar="NAME",
+                           help="only these compositionality tests, not the task runs "
+                                "(see compsuite list)")
+            r.add_argument("--no-tests", action="store_true",
+                           help="only the task runs (task accuracy), no tests")
             r.add_argument("--data-root", default="DATA")
             r.add_argument("--quiet", action="store_true", help="no progress bars")
         r.set_defaults(func=func)

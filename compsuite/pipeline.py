@@ -80,36 +80,44 @@ def score_predictions(run_dir: Path, toolkit: str, prediction_file: Path, data: 
             "predictions_sha256": sha256_file(prediction_file)}
 
 
+def task_run(study: Study, profile, run_name: str, seed: int, data: DataPaths,
+             runs_root: Path, revision: str | None, show: bool = True) -> tuple[dict, Path]:
+    """Train (or find) one run of a profile on the task, predict and score its test
+    split; returns the stored result and the run folder."""
+    from compsuite.data_prep.pcfgset.grammar import structure
+
+    run = study.run(run_name)
+    run_dir = runs_root / study.name / profile.name / run.name / f"seed{seed}"
+
+    def compute():
+        train_info = TRAIN[run.toolkit](run, profile.name, data, run_dir, seed, show=show)
+        pred = PREDICT[run.toolkit](run_dir, data, "test", study.generation, show=show)
+        scored = score_predictions(run_dir, run.toolkit, pred, data, "test", structure)
+        return {
+            "study": study.name, "profile": profile.name, "run": run.name,
+            "architecture": run.architecture, "toolkit": run.toolkit,
+            "paper_setup": run.paper_setup, "dataset": profile.dataset,
+            "dataset_label": study.datasets[profile.dataset]["label"], "seed": seed,
+            "split": "test", "checkpoint": train_info["checkpoint"],
+            "train_wall_s": train_info.get("wall_s"), "generation": study.generation,
+            "config_version": study.config_version, "git": revision, **scored,
+        }
+
+    return _stored(run_dir / "result-test.json", compute), run_dir
+
+
 def run_profile(study: Study, profile_name: str, seeds: list[int] | None = None,
                 runs: list[str] | None = None, data_root: Path = Path("DATA"),
                 runs_root: Path = Path("runs"), show: bool = True) -> list[dict]:
     """Train, predict and score every run of a profile; returns the per-run results."""
-    from compsuite.data_prep.pcfgset.grammar import structure
-
     profile = study.profile(profile_name)
     revision = git_revision()
     results = []
     for seed in seeds or profile.seeds:
         data = prepare_data(study, profile.dataset, seed, data_root, show)
         for run_name in runs or profile.runs:
-            run = study.run(run_name)
-            run_dir = runs_root / study.name / profile.name / run.name / f"seed{seed}"
-
-            def compute():
-                train_info = TRAIN[run.toolkit](run, profile.name, data, run_dir, seed, show=show)
-                pred = PREDICT[run.toolkit](run_dir, data, "test", study.generation, show=show)
-                scored = score_predictions(run_dir, run.toolkit, pred, data, "test", structure)
-                return {
-                    "study": study.name, "profile": profile.name, "run": run.name,
-                    "architecture": run.architecture, "toolkit": run.toolkit,
-                    "paper_setup": run.paper_setup, "dataset": profile.dataset,
-                    "dataset_label": study.datasets[profile.dataset]["label"], "seed": seed,
-                    "split": "test", "checkpoint": train_info["checkpoint"],
-                    "train_wall_s": train_info.get("wall_s"), "generation": study.generation,
-                    "config_version": study.config_version, "git": revision, **scored,
-                }
-
-            results.append(_stored(run_dir / "result-test.json", compute))
+            results.append(task_run(study, profile, run_name, seed, data, runs_root, revision,
+                                    show)[0])
     return results
 
 
@@ -134,10 +142,23 @@ def collect_results(study: Study, profile_name: str, runs_root: Path = Path("run
     return results
 
 
+def collect_test_results(study: Study, profile_name: str,
+                         runs_root: Path = Path("runs")) -> dict[str, list[dict]]:
+    """Every finished test result of a profile: test name -> results (any run, seed)."""
+    out = {}
+    for test in study.tests:
+        base = runs_root / study.name / profile_name / test
+        found = [json.loads(f.read_text()) for f in sorted(base.glob("*/seed*/result.json"))]
+        if found:
+            out[test] = found
+    return out
+
+
 # ----------------------------------------------------------------------------- the tests
 def prepare_test_data(study: Study, test: str, dataset: str, seed: int, data_root: Path,
-                      show: bool = True) -> DataPaths:
-    """A test's splits (skipped when their manifest matches) and both toolkits' data."""
+                      show: bool = True, toolkit_data: bool = True) -> DataPaths:
+    """A test's splits (skipped when their manifest matches) and, when the test trains
+    its own model (``toolkit_data``), both toolkits' data."""
     from compsuite.data_prep.common.manifest import read_manifest
     from compsuite.data_prep.pcfgset.splits import SPLIT_GENERATOR, TESTS
 
@@ -153,28 +174,47 @@ def prepare_test_data(study: Study, test: str, dataset: str, seed: int, data_roo
             and all(m["args"].get(k) == v for k, v in options.items())
             and is_complete(paths.raw, SPLIT_GENERATOR, m["args"]))
     if not done:
-        TESTS[spec["split"]](paths.raw, cfg, seed=seed, **options)
-    write_fairseq(paths.raw, paths.fairseq_bin)
-    write_onmt(paths.raw, paths.onmt)
+        TESTS[spec["split"]](paths.raw, cfg, seed=seed, progress=show, **options)
+    if toolkit_data:
+        write_fairseq(paths.raw, paths.fairseq_bin)
+        write_onmt(paths.raw, paths.onmt)
     return paths
 
 
+def check_same_corpus(test_raw: Path, task_raw: Path, test: str) -> None:
+    """A test on the task model must draw its samples from the task's own corpus."""
+    for name in ("train.src", "train.tgt"):
+        if (test_raw / name).is_file() and sha256_file(test_raw / name) != sha256_file(
+                task_raw / name):
+            raise RuntimeError(f"test '{test}': {test_raw / name} differs from the task corpus "
+                               f"{task_raw / name}; its samples would not come from the task "
+                               "model's training data")
+
+
+def _translator_loader(dictionary_dir: Path, generation: dict):
+    from compsuite.eval.translators import load_translator
+
+    def load(path):
+        return load_translator(path, dictionary_dir, batch_size=generation.get("batch_size", 256),
+                               max_length=generation.get("max_length", 512))
+    return load
+
+
 def evaluate_test(spec: dict, data: DataPaths, run_dir: Path, checkpoint: str,
-                  generation: dict) -> dict:
-    """Score one trained run on its test, through the translator protocol."""
+                  generation: dict, dictionary_dir: Path | None = None,
+                  base_checkpoint: str | None = None) -> dict:
+    """Score one trained run on its test, through the translator protocol.
+    ``dictionary_dir``: the fairseq-binarised folder of the model's training data
+    (default: the test's own); ``base_checkpoint``: the task model, scored on the same
+    test inputs when the test asks for it (``compare_base``)."""
     from compsuite.data_prep.common.io import read_aligned, read_lines
     from compsuite.eval import localism
     from compsuite.eval import overgeneralisation as og
-    from compsuite.eval.metrics.consistency import consistency
-    from compsuite.eval.translators import load_translator
+    from compsuite.eval.metrics.accuracy import sequence_accuracy
+    from compsuite.eval.metrics.consistency import consistency, eos_problem_share
 
     raw = data.raw
-    batch = generation.get("batch_size", 256)
-
-    def load(path):
-        return load_translator(path, data.fairseq_bin, batch_size=batch,
-                               max_length=generation.get("max_length", 512))
-
+    load = _translator_loader(dictionary_dir or data.fairseq_bin, generation)
     kind = spec["evaluation"]
     if kind == "overgeneralisation":
         rate = spec.get("options", {}).get("exception_rate", 0.001)
@@ -187,9 +227,14 @@ def evaluate_test(spec: dict, data: DataPaths, run_dir: Path, checkpoint: str,
         per = {}
         for fn in FUNCTIONS:
             srcs, refs = read_aligned(raw / f"test_{fn}.src", raw / f"test_{fn}.tgt")
-            per[fn] = accuracy_with_breakdown(tr.translate(srcs), refs).accuracy
+            per[fn] = sequence_accuracy(tr.translate(srcs), refs).accuracy
         return {"per_function": per, "accuracy": sum(per.values()) / len(per),
                 "n_per_function": len(srcs)}
+    if kind == "by_length":
+        srcs, refs, lengths = read_aligned(raw / "increasing_length.src",
+                                           raw / "increasing_length.tgt",
+                                           raw / "increasing_length.category")
+        return accuracy_with_breakdown(tr.translate(srcs), refs, {"length": lengths}).as_dict()
     if kind == "localism":
         res = localism.run(tr, localism.read_unrolled(raw / "unrolled_test.tsv"))
         traces = res.pop("traces")
@@ -200,40 +245,88 @@ def evaluate_test(spec: dict, data: DataPaths, run_dir: Path, checkpoint: str,
     srcs, refs, cats = read_aligned(raw / "test.src", raw / "test.tgt", raw / "test.category")
     outs = tr.translate(srcs)
     if kind == "accuracy":
-        return accuracy_with_breakdown(outs, refs, {"category": cats}).as_dict()
+        from compsuite.data_prep.pcfgset.grammar import structure
+
+        n_fn = [str(structure(s)["n_functions"]) for s in srcs]
+        res = accuracy_with_breakdown(outs, refs, {"category": cats, "n_functions": n_fn}).as_dict()
+        res["eos_problem"] = eos_problem_share(outs, refs)
+        if spec.get("compare_base") and base_checkpoint:
+            base_outs = load(base_checkpoint).translate(srcs)
+            res["task_model"] = {
+                **accuracy_with_breakdown(base_outs, refs, {"n_functions": n_fn}).as_dict(),
+                "checkpoint": base_checkpoint, "eos_problem": eos_problem_share(base_outs, refs)}
+        return res
     twins = read_lines(raw / "test_twin.src")
     outs_twin = tr.translate(twins)
-    return {"consistency": consistency(outs, outs_twin, refs, cats).as_dict(),
-            "accuracy": accuracy_with_breakdown(outs, refs).accuracy,
-            "accuracy_twin": accuracy_with_breakdown(outs_twin, refs).accuracy}
+    res = {"consistency": consistency(outs, outs_twin, refs, cats).as_dict(),
+           "accuracy": sequence_accuracy(outs, refs).accuracy,
+           "accuracy_twin": sequence_accuracy(outs_twin, refs).accuracy}
+    res["embedding_distances"] = embedding_distances(tr, checkpoint)
+    return res
+
+
+def embedding_distances(translator, checkpoint: str) -> dict:
+    """Table 5: cosine distances of each substituted function's input embedding to its
+    synonym's and (mean) to the other functions'."""
+    from compsuite.data_prep.pcfgset.grammar import FUNCTIONS, TWIN_SUFFIX
+    from compsuite.data_prep.pcfgset.splits import SUBSTITUTED
+    from compsuite.eval.metrics.embedding_distance import synonym_distances
+
+    vecs = translator.embeddings(list(FUNCTIONS) + [f + TWIN_SUFFIX for f in SUBSTITUTED])
+    return {"distances": synonym_distances(vecs, FUNCTIONS, SUBSTITUTED),
+            "signature": "metric:cosine_distance|embeddings:source-input|version:1",
+            "checkpoint": checkpoint}
+
+
+def _train_extra(spec: dict, profile: str, toolkit: str) -> dict | None:
+    """A test's training options for one toolkit: ``train: {toolkit: {...}}`` merged
+    with ``train: {profiles: {profile: {toolkit: {...}}}}``."""
+    train = spec.get("train", {}) or {}
+    per_profile = ((train.get("profiles") or {}).get(profile) or {}).get(toolkit)
+    merged = {**(train.get(toolkit) or {}), **(per_profile or {})}
+    return merged or None
 
 
 def run_test(study: Study, test: str, profile_name: str, seeds: list[int] | None = None,
              runs: list[str] | None = None, data_root: Path = Path("DATA"),
              runs_root: Path = Path("runs"), show: bool = True) -> list[dict]:
-    """Train every run of a profile on a test's splits and score it with the test."""
+    """Every test run of a profile (default: its ``test_runs``) on one test: trained on
+    the test's split (``model: own``), or the task model (``model: base``), then scored
+    with the test's evaluation."""
     spec = study.tests[test]
+    own = spec.get("model", "own") == "own"
     profile = study.profile(profile_name)
     revision = git_revision()
     results = []
     for seed in seeds or profile.seeds:
-        data = prepare_test_data(study, test, profile.dataset, seed, data_root, show)
-        for run_name in runs or profile.runs:
+        task_data = prepare_data(study, profile.dataset, seed, data_root, show)
+        data = prepare_test_data(study, test, profile.dataset, seed, data_root, show,
+                                 toolkit_data=own)
+        if not own:
+            check_same_corpus(data.raw, task_data.raw, test)
+        for run_name in runs or profile.test_runs:
             run = study.run(run_name)
             run_dir = runs_root / study.name / profile.name / test / run.name / f"seed{seed}"
 
             def compute():
-                extra = (spec.get("train", {}) or {}).get(run.toolkit)
-                info = TRAIN[run.toolkit](run, profile.name, data, run_dir, seed, show=show,
-                                          extra=extra)
+                needs_task = not own or spec.get("compare_base")
+                task = (task_run(study, profile, run_name, seed, task_data, runs_root,
+                                 revision, show)[0] if needs_task else None)
+                if own:
+                    info = TRAIN[run.toolkit](run, profile.name, data, run_dir, seed, show=show,
+                                              extra=_train_extra(spec, profile.name,
+                                                                 run.toolkit))
+                    checkpoint, dictionary = info["checkpoint"], data.fairseq_bin
+                else:
+                    checkpoint, dictionary = task["checkpoint"], task_data.fairseq_bin
                 return {"study": study.name, "test": test, "profile": profile.name,
                         "run": run.name, "architecture": run.architecture,
-                        "toolkit": run.toolkit, "seed": seed,
+                        "toolkit": run.toolkit, "seed": seed, "model": spec.get("model", "own"),
                         "dataset_label": study.datasets[profile.dataset]["label"],
-                        "checkpoint": info["checkpoint"], "evaluation": spec["evaluation"],
+                        "checkpoint": checkpoint, "evaluation": spec["evaluation"],
                         "config_version": study.config_version, "git": revision,
-                        **evaluate_test(spec, data, run_dir, info["checkpoint"],
-                                        study.generation)}
+                        **evaluate_test(spec, data, run_dir, checkpoint, study.generation,
+                                        dictionary, task["checkpoint"] if task else None)}
 
             results.append(_stored(run_dir / "result.json", compute))
     return results

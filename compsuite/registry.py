@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent  # the checkout (editable install)
 T = TypeVar("T")
 
 #: How a test's model outputs are scored (see compsuite/pipeline.py: evaluate_test).
-EVALUATIONS = ("accuracy", "consistency", "localism", "overgeneralisation", "per_function")
+EVALUATIONS = ("accuracy", "consistency", "localism", "overgeneralisation", "per_function",
+               "by_length")
+TEST_MODELS = ("own", "base")  # a test trains its own model, or evaluates the task model
 
 
 class RegistryError(KeyError):
@@ -80,6 +82,7 @@ class Profile:
     seeds: list[int]
     runs: list[str]
     description: str = ""
+    test_runs: list[str] = field(default_factory=list)  # the runs that take the tests
 
 
 @dataclass
@@ -140,14 +143,23 @@ def load_study(path: str | Path) -> Study:
             raise ValueError(f"{where}: unknown dataset '{ds}'")
         for r in _require(spec, "runs", where):
             runs.get(r)
+        test_runs = list(spec.get("test_runs") or
+                         [r for r in spec["runs"] if runs.get(r).paper_setup] or spec["runs"])
+        for r in test_runs:
+            if r not in spec["runs"]:
+                raise ValueError(f"{where}: test run '{r}' is not one of the profile's runs "
+                                 "(tests on the task model need the task run)")
         profiles.register(prof_name, Profile(prof_name, ds, list(spec.get("seeds", [1])),
-                                             list(spec["runs"]), spec.get("description", "")))
+                                             list(spec["runs"]), spec.get("description", ""),
+                                             test_runs))
     tests = raw.get("tests", {}) or {}
     for test_name, spec in tests.items():
         where = f"{path}: tests.{test_name}"
         _require(spec, "split", where)
         if _require(spec, "evaluation", where) not in EVALUATIONS:
             raise ValueError(f"{where}: evaluation must be one of {', '.join(EVALUATIONS)}")
+        if spec.get("model", "own") not in TEST_MODELS:
+            raise ValueError(f"{where}: model must be one of {', '.join(TEST_MODELS)}")
     return Study(name, raw.get("title", name), raw.get("paper", ""),
                  int(raw.get("config_version", 1)), datasets, archs, runs, profiles,
                  raw.get("generation", {}) or {}, path, tests)

@@ -79,10 +79,11 @@ def test_report_with_seeds_has_mean_std_and_welch(tmp_path):
 
 
 @pytest.mark.parametrize("test", ["systematicity", "substitutivity_primitive", "localism",
-                                  "overgeneralisation", "per_function"])
+                                  "overgeneralisation", "per_function",
+                                  "increasing_string_length"])
 def test_run_each_kind_of_test(tmp_path, test):
-    """A tiny OpenNMT-py model through each kind of test: split, data, training,
-    the test's evaluator via the translator protocol, skip on re-run, report."""
+    """A tiny OpenNMT-py model through each kind of test: split, data, training (or the
+    task model), the test's evaluator via the translator protocol, skip on re-run, report."""
     from compsuite.eval.reports.pcfgset import build_test_report
     from compsuite.pipeline import run_test
     from compsuite.registry import get_study
@@ -93,18 +94,35 @@ def test_run_each_kind_of_test(tmp_path, test):
     (result,) = run_test(study, test, "tiny", **roots)
     kind = study.tests[test]["evaluation"]
     assert result["evaluation"] == kind and result["test"] == test
+    test_dir = tmp_path / "runs" / "pcfgset" / "tiny" / test / "lstms2s-onmt" / "seed1"
+    task_dir = tmp_path / "runs" / "pcfgset" / "tiny" / "lstms2s-onmt" / "seed1"
+    if result["model"] == "base":       # the task model, trained once, not a model of its own
+        assert result["checkpoint"] == json.loads((task_dir / "train.json").read_text())[
+            "checkpoint"]
+        assert not (test_dir / "checkpoints").exists()
+    else:
+        assert str(test_dir) in result["checkpoint"]
     if kind == "accuracy":
         assert result["n"] == 2353 and "category" in result["breakdown"]
+        assert result["eos_problem"]["n_wrong"] == 2353 - result["correct"]
+        # compare_base: the task model on the same inputs (Table 4)
+        assert result["task_model"]["n"] == 2353 and str(task_dir) in result["task_model"][
+            "checkpoint"]
     elif kind == "consistency":
         assert result["consistency"]["n"] == 2353
         assert set(result["consistency"]["breakdown"]) <= {"append", "repeat", "remove_second",
                                                            "swap_first_last"}
+        assert set(result["embedding_distances"]["distances"]) == {
+            "append", "repeat", "remove_second", "swap_first_last"}
     elif kind == "localism":
         assert result["n"] == 5000 and result["model_calls"] <= 1 + 3
     elif kind == "per_function":
         from compsuite.data_prep.pcfgset.grammar import FUNCTIONS
 
         assert set(result["per_function"]) == set(FUNCTIONS) and result["n_per_function"] == 1176
+    elif kind == "by_length":
+        assert sorted(map(int, result["breakdown"]["length"])) == list(range(2, 21))
+        assert result["n"] == 10 * 19 * 53
     else:
         assert [r["at"] for r in result["profile"]] == [6, 12]   # every checkpoint kept
     assert run_test(study, test, "tiny", **roots) == [result]     # skipped the second time
@@ -113,3 +131,29 @@ def test_run_each_kind_of_test(tmp_path, test):
     assert report["summary"][0]["seeds"] == 1
     if kind == "per_function":
         assert (tmp_path / "results" / "per_function.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_test_on_the_task_model_refuses_another_corpus(tmp_path):
+    """A base-model test whose samples would not come from the task model's training
+    corpus is an error naming both files."""
+    from compsuite.pipeline import check_same_corpus
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d, text in ((a, "copy A1\n"), (b, "copy B1\n")):
+        d.mkdir()
+        (d / "train.src").write_text(text)
+        (d / "train.tgt").write_text("A1\n")
+    with pytest.raises(RuntimeError, match="a/train.src differs from the task corpus .*b/train.src"):
+        check_same_corpus(a, b, "localism")
+    check_same_corpus(a, a, "localism")
+
+
+def test_overgeneralisation_training_options_merge_per_profile():
+    from compsuite.pipeline import _train_extra
+    from compsuite.registry import get_study
+
+    spec = get_study("pcfgset").tests["overgeneralisation"]
+    assert _train_extra(spec, "quick", "onmt") == {"keep_checkpoint": -1,
+                                                   "save_checkpoint_steps": 250}
+    assert _train_extra(spec, "tiny", "onmt") == {"keep_checkpoint": -1}
+    assert _train_extra(spec, "quick", "fairseq") is None

@@ -31,7 +31,40 @@ def test_pcfgset_profiles():
     paper_runs = {s.run(r).architecture for r in s.profile("paper").runs if s.run(r).paper_setup}
     assert paper_runs == {"lstms2s", "convs2s", "transformer"}
     toolkits = {(s.run(r).architecture, s.run(r).toolkit) for r in s.profile("quick").runs}
-    assert toolkits == {(a, t) for a in ("lstms2s", "transformer") for t in ("fairseq", "onmt")}
+    assert toolkits == {(a, t) for a in ("lstms2s", "transformer") for t in ("fairseq", "onmt")
+                        } | {("convs2s", "fairseq")}
+    for name in ("paper", "quick"):   # the tests: every architecture once, in the paper's toolkit
+        runs = [s.run(r) for r in s.profile(name).test_runs]
+        assert sorted(r.architecture for r in runs) == ["convs2s", "lstms2s", "transformer"]
+        assert all(r.paper_setup for r in runs)
+    assert {t for t, spec in s.tests.items() if spec.get("model") == "base"} == {
+        "localism", "per_function", "increasing_string_length"}
+
+
+_PROFILES = """study: x
+architectures: {a: {paper_name: A}, b: {paper_name: B}}
+datasets: {d: {generator: pcfgset, config: small}}
+runs:
+  a1: {architecture: a, toolkit: onmt, paper_setup: true}
+  b1: {architecture: b, toolkit: fairseq}
+profiles:
+  p: {dataset: d, runs: [a1, b1]%s}
+"""
+
+
+def test_test_runs_default_to_the_paper_setups_and_must_be_profile_runs(tmp_path):
+    f = tmp_path / "x.yaml"
+    f.write_text(_PROFILES % "")
+    assert load_study(f).profile("p").test_runs == ["a1"]
+    f.write_text(_PROFILES % ", test_runs: [b1]")
+    assert load_study(f).profile("p").test_runs == ["b1"]
+    f.write_text(_PROFILES.replace("runs: [a1, b1]", "runs: [a1]") % ", test_runs: [b1]")
+    with pytest.raises(ValueError, match="test run 'b1' is not one of the profile's runs"):
+        load_study(f)
+    f.write_text(_PROFILES % "" + "tests:\n  t: {split: localism, evaluation: localism, "
+                 "model: shared}\n")
+    with pytest.raises(ValueError, match="model must be one of own, base"):
+        load_study(f)
 
 
 @pytest.mark.parametrize("text,msg", [

@@ -101,6 +101,7 @@ HEADLINE = {
     "localism": ("consistency", lambda r: r["consistency"]["consistency"]),
     "overgeneralisation": ("peak overgeneralisation", lambda r: r["peak_overgeneralisation"]),
     "per_function": ("mean accuracy over functions", lambda r: r["accuracy"]),
+    "by_length": ("accuracy over all lengths", lambda r: r["accuracy"]),
 }
 
 
@@ -141,3 +142,228 @@ def build_test_report(results: list[dict], out_dir: str | Path, test: str,
     with atomic_open(out_dir / f"{test}.md") as fh:
         fh.write("\n".join(md))
     return report
+
+
+# ----------------------------------------------------------------------------- whole study
+#: Table 3's rows in the paper's order: (row key, label, test name or None for the task).
+TABLE3 = [("task_accuracy", "task accuracy", None),
+          ("systematicity", "systematicity", "systematicity"),
+          ("productivity", "productivity", "productivity"),
+          ("substitutivity_equally_distributed", "substitutivity, equally distributed",
+           "substitutivity_equally_distributed"),
+          ("substitutivity_primitive", "substitutivity, primitive", "substitutivity_primitive"),
+          ("localism", "localism", "localism"),
+          ("overgeneralisation", "overgeneralisation (peak)", "overgeneralisation")]
+
+
+def _mean_std(vals: list[float]) -> tuple[float, float | None]:
+    return st.fmean(vals), (st.stdev(vals) if len(vals) > 1 else None)
+
+
+def _cell(vals: list[float]) -> str:
+    if not vals:
+        return "–"
+    mean, std = _mean_std(vals)
+    return fmt(mean) + (f" ± {fmt(std)}" if std is not None else "")
+
+
+def _by_arch(results: list[dict], value) -> dict[str, dict]:
+    """architecture -> {"values": [...per seed], "toolkits": {...}}."""
+    out: dict = defaultdict(lambda: {"values": [], "toolkits": set()})
+    for r in results:
+        out[r["architecture"]]["values"].append(value(r))
+        out[r["architecture"]]["toolkits"].add(r["toolkit"])
+    return out
+
+
+def build_study_report(study, profile: str, task_results: list[dict],
+                       test_results: dict[str, list[dict]], out_dir: str | Path) -> dict:
+    """The whole PCFG SET study in one folder: ``report.md`` / ``report.json`` with
+    Table 3 (every row beside the paper's), Tables 4-6 and Figures 7-10 analogues, plus
+    the task-accuracy report (``table.md``) and one ``<test>.md`` per test."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    archs = study.architectures
+    prof = study.profile(profile)
+    test_runs = set(prof.test_runs)
+    paper = paper_numbers("pcfgset")["table3"]
+    report: dict = {"study": "pcfgset", "profile": profile,
+                    "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                    "paper_source": paper["source"], "table3": {}, "figures": {}}
+    labels = sorted({r["dataset_label"] for rs in [task_results, *test_results.values()]
+                     for r in rs})
+    md = [f"# PCFG SET (Hupkes et al. 2020): {profile} profile\n",
+          f"Our numbers are on: {'; '.join(labels)}.  ",
+          f"Paper numbers: {paper['source']}, full PCFG SET.  ",
+          "Each cell is mean ± std over seeds (a single seed shows no std); the tests run on "
+          f"the profile's test runs ({', '.join(prof.test_runs)}).\n"]
+    if profile != "paper":
+        md.append("The quick profile trains small models on a scaled-down PCFG SET for a few "
+                  "minutes each on CPU: its numbers show every step working end to end and "
+                  "are not comparable with the paper's.\n")
+
+    # Table 3
+    rows = []
+    head = ["row"] + [h for a in archs for h in (f"{archs[a]['paper_name']} (ours)",
+                                                  f"{archs[a]['paper_name']} (paper)")]
+    significance = []
+    for key, label, test in TABLE3:
+        if test is None:
+            rs = [r for r in task_results if r["run"] in test_runs]
+            value = HEADLINE["accuracy"][1]
+        else:
+            rs = test_results.get(test, [])
+            if not rs:
+                continue
+            value = HEADLINE[rs[0]["evaluation"]][1]
+        per_arch = _by_arch(rs, value)
+        row = [label]
+        entry = {}
+        for a in archs:
+            vals = per_arch.get(a, {}).get("values", [])
+            row += [_cell(vals), fmt(paper["rows"].get(key, {}).get(a))]
+            if vals:
+                mean, std = _mean_std(vals)
+                entry[a] = {"mean": mean, "std": std, "seeds": len(vals),
+                            "toolkits": sorted(per_arch[a]["toolkits"]),
+                            "paper": paper["rows"].get(key, {}).get(a)}
+        rows.append(row)
+        report["table3"][key] = entry
+        significance += [{"row": label, **t} for t in _welch_between(per_arch, archs)]
+    md += ["## Table 3: overview\n", markdown_table(head, rows)]
+    for key, note in (paper.get("notes") or {}).items():
+        md.append(f"Note on the paper's {key} row: {note}\n")
+    if significance:
+        md += ["\nWelch's t-tests between architectures, per row:\n",
+               markdown_table(["row", "model A", "model B", "t", "p"],
+                              [[s["row"], s["a"], s["b"], s["t"], s["p"]] for s in significance])]
+    report["significance"] = significance
+
+    # Task accuracy in both toolkits, Figure 7
+    if task_results:
+        task = build_report(task_results, out_dir, profile, study.title, archs)
+        report["task"] = {"summary": task["summary"], "significance": task["significance"]}
+        report["figures"]["7"] = task["plot"]
+        md += ["\n## Task accuracy in both toolkits\n",
+               "Every task run of the profile: see [table.md](table.md).\n",
+               "\n### Figure 7: accuracy by input length, number of functions and depth\n",
+               f"![Figure 7]({task['plot']})\n"]
+
+    name = {a: archs[a]["paper_name"] for a in archs}
+
+    def who(r):
+        return f"{name[r['architecture']]} ({r['toolkit']}, seed {r['seed']})"
+
+    # Table 4: systematicity and productivity against the task model
+    t4 = []
+    for test in ("systematicity", "productivity"):
+        for r in test_results.get(test, []):
+            base = r.get("task_model") or {}
+            t4.append([test, who(r), r["accuracy"], base.get("accuracy"),
+                       r["eos_problem"]["contained_share"],
+                       (base.get("eos_problem") or {}).get("contained_share"), r["n"]])
+    if t4:
+        md += ["\n## Table 4 analogue: systematicity and productivity\n",
+               "Accuracy of the model trained on the test's split and of the task model "
+               "(trained on the task corpus, which contains such inputs) on the same test "
+               "inputs, and the share of wrong outputs that are a contiguous part of the "
+               "target (section 7.3's <eos> problem).\n",
+               markdown_table(["test", "model", "accuracy (test split)", "accuracy (task model)",
+                               "<eos> share (test split)", "<eos> share (task model)", "n"], t4)]
+        report["table4"] = t4
+
+    # Table 5: embedding distances
+    t5 = []
+    for test in ("substitutivity_equally_distributed", "substitutivity_primitive"):
+        for r in test_results.get(test, []):
+            for fn, d in (r.get("embedding_distances") or {}).get("distances", {}).items():
+                t5.append([test.replace("substitutivity_", ""), who(r), fn, d["to_synonym"],
+                           d["to_other_functions"]])
+    if t5:
+        md += ["\n## Table 5 analogue: embedding distances\n",
+               "Cosine distance between a function's input embedding and its synonym's, and "
+               "the mean distance to the other functions' embeddings.\n",
+               markdown_table(["condition", "model", "function", "to its synonym",
+                               "to other functions (mean)"], t5)]
+        report["table5"] = t5
+
+    # Table 6: consistency breakdown
+    t6 = []
+    for test in ("substitutivity_equally_distributed", "substitutivity_primitive", "localism"):
+        for r in test_results.get(test, []):
+            c = r["consistency"]
+            t6.append([test, who(r), c["consistency"], c["consistent_correct"],
+                       c["consistent_incorrect"], c["consistency_incorrect"], c["n"]])
+    if t6:
+        md += ["\n## Table 6 analogue: consistency\n",
+               "All pairs; pairs with equal correct outputs; pairs with equal wrong outputs; "
+               "and, among pairs with at least one wrong output, the share with equal outputs "
+               "(signature `" + (test_results.get("localism") or test_results.get(
+                   "substitutivity_primitive") or test_results.get(
+                   "substitutivity_equally_distributed"))[0]["consistency"]["signature"] + "`).\n",
+               markdown_table(["test", "model", "consistency", "consistent correct",
+                               "consistent incorrect", "consistency among incorrect", "n"], t6)]
+        report["table6"] = t6
+        per_fn = [[t.replace("substitutivity_", ""), who(r), fn, b["consistency"], b["n"]]
+                  for t in ("substitutivity_equally_distributed", "substitutivity_primitive")
+                  for r in test_results.get(t, [])
+                  for fn, b in r["consistency"]["breakdown"].items()]
+        if per_fn:
+            md += ["\nConsistency per substituted function:\n",
+                   markdown_table(["condition", "model", "function", "consistency", "n"], per_fn)]
+
+    # Figure 8: per function
+    from .plots import accuracy_by_feature, accuracy_per_function
+
+    if test_results.get("per_function"):
+        rs = test_results["per_function"]
+        plot = accuracy_per_function({who(r): r["per_function"] for r in rs},
+                                     out_dir / "per_function.png")
+        report["figures"]["8"] = plot.name
+        md += ["\n### Figure 8: accuracy per function\n", f"![Figure 8]({plot.name})\n"]
+
+    # Figure 9: overgeneralisation over training
+    if test_results.get("overgeneralisation"):
+        from compsuite.eval.overgeneralisation import plot_profile
+
+        report["figures"]["9"] = []
+        md.append("\n### Overgeneralisation over training (exception inputs)\n")
+        for r in test_results["overgeneralisation"]:
+            f = out_dir / f"overgeneralisation_{r['run']}_seed{r['seed']}.png"
+            plot_profile(r, f, title=who(r))
+            report["figures"]["9"].append(f.name)
+            md.append(f"![overgeneralisation, {who(r)}]({f.name})\n")
+
+    # Figure 10: increasing string length
+    if test_results.get("increasing_string_length"):
+        rs = test_results["increasing_string_length"]
+        plot = accuracy_by_feature({who(r): r["breakdown"] for r in rs},
+                                   out_dir / "increasing_length.png",
+                                   title="single functions on strings of growing length",
+                                   labels={"length": "string length (symbols)"})
+        report["figures"]["10"] = plot.name
+        md += ["\n### Figure 10: accuracy on strings of increasing length\n",
+               f"![Figure 10]({plot.name})\n"]
+
+    for test, rs in test_results.items():
+        build_test_report(rs, out_dir, test, archs)
+    report["tests"] = test_results
+    report["task_runs"] = task_results
+    with atomic_open(out_dir / "report.json") as fh:
+        json.dump(report, fh, indent=2)
+    with atomic_open(out_dir / "report.md") as fh:
+        fh.write("\n".join(md))
+    return report
+
+
+def _welch_between(per_arch: dict, archs: dict) -> list[dict]:
+    from compsuite.eval.metrics.significance import welch
+
+    keys = [a for a in archs if a in per_arch]
+    out = []
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            res = welch(per_arch[a]["values"], per_arch[b]["values"])
+            if res["t"] is not None:
+                out.append({"a": archs[a]["paper_name"], "b": archs[b]["paper_name"], **res})
+    return out

@@ -35,7 +35,8 @@ FEATURE_LABELS = {"length": "input length (tokens)", "n_functions": "number of f
 
 
 def accuracy_by_feature(series: Mapping[str, Mapping[str, Mapping]], out: str | Path,
-                        title: str = "", min_n: int = 5) -> Path:
+                        title: str = "", min_n: int = 5,
+                        labels: Mapping[str, str] | None = None) -> Path:
     """One panel per feature (the paper's Figure 7), one line per model.
 
     ``series``: model label -> feature -> {value: {"accuracy", "n"}}.  Points with
@@ -45,7 +46,8 @@ def accuracy_by_feature(series: Mapping[str, Mapping[str, Mapping]], out: str | 
 
     plt = pyplot()
 
-    features = [f for f in FEATURE_LABELS if any(f in s for s in series.values())]
+    labels = labels or FEATURE_LABELS
+    features = [f for f in labels if any(f in s for s in series.values())]
     if not features:
         raise ValueError("no breakdown to plot (were sources available?)")
     fig, axes = plt.subplots(1, len(features), figsize=(4.2 * len(features), 3.4), squeeze=False)
@@ -56,7 +58,7 @@ def accuracy_by_feature(series: Mapping[str, Mapping[str, Mapping]], out: str | 
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel(FEATURE_LABELS[feat])
+        ax.set_xlabel(labels[feat])
         ax.set_ylabel("sequence accuracy")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
