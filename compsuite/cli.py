@@ -267,6 +267,22 @@ def cmd_eval_embeddings(a) -> int:
     return 0
 
 
+def cmd_eval_released(a) -> int:
+    from compsuite.eval.readers.released import score_released, summarise
+
+    rows = score_released(a.folder)
+    summary = summarise(rows)
+    if a.json:
+        print(json.dumps({"summary": summary, "runs": rows}))
+        return 0
+    from compsuite.eval.reports.tables import fmt, markdown_table
+
+    print(markdown_table(["model", "test", "mean", "std", "runs"],
+                         [[s["model"], s["test"], s["mean"], fmt(s["std"]), s["runs"]]
+                          for s in summary]))
+    return 0
+
+
 # ----------------------------------------------------------------------------- run / report
 def cmd_run(a) -> int:
     from compsuite.pipeline import run_profile, run_test
@@ -421,6 +437,11 @@ def build_parser() -> argparse.ArgumentParser:
     _model_arguments(emb)
     emb.add_argument("--json", action="store_true", help="print one JSON object")
     emb.set_defaults(func=cmd_eval_embeddings)
+    rel = esub.add_parser("released", help="score the PCFG SET authors' released prediction "
+                                           "files (model_predictions/<model>/<test>/...)")
+    rel.add_argument("folder", help="the model_predictions folder")
+    rel.add_argument("--json", action="store_true", help="print one JSON object")
+    rel.set_defaults(func=cmd_eval_released)
 
     for name, func, helptext in (("run", cmd_run, "data, training, predictions, scores, report"),
                                  ("report", cmd_report, "tables and plots from finished runs")):

@@ -157,3 +157,65 @@ def test_overgeneralisation_training_options_merge_per_profile():
                                                    "save_checkpoint_steps": 250}
     assert _train_extra(spec, "tiny", "onmt") == {"keep_checkpoint": -1}
     assert _train_extra(spec, "quick", "fairseq") is None
+
+
+def test_study_report_has_every_table_and_figure(tmp_path):
+    """Table 3 (every row beside the paper's), Tables 4-6 and Figures 7-10 from stored
+    results of three architectures and two seeds, with Welch tests per row."""
+    from compsuite.data_prep.pcfgset.grammar import FUNCTIONS
+    from compsuite.eval.reports.pcfgset import build_study_report
+    from compsuite.registry import get_study
+
+    study = get_study("pcfgset")
+    runs = {"lstms2s": "lstms2s-onmt", "convs2s": "convs2s-fairseq",
+            "transformer": "transformer-onmt"}
+    tk = {"lstms2s": "onmt", "convs2s": "fairseq", "transformer": "onmt"}
+    label = "tiny test"
+    task, tests = [], {t: [] for t in study.tests}
+    cons = {"consistency": 0.5, "consistent_correct": 0.4, "consistent_incorrect": 0.1,
+            "consistency_incorrect": 0.2, "n": 10, "signature": "metric:consistency",
+            "breakdown": {"repeat": {"consistency": 0.5, "n": 10}}}
+    for i, arch in enumerate(runs):
+        for seed in (1, 2):
+            v = 0.1 * (i + 1) + 0.01 * seed
+            common = {"architecture": arch, "toolkit": tk[arch], "run": runs[arch], "seed": seed,
+                      "dataset_label": label}
+            task.append({**common, "paper_setup": True, "accuracy": v, "n": 10,
+                         "signature": "metric:seq_acc", "dataset": "small",
+                         "breakdown": {"depth": {"1": {"accuracy": v, "n": 10}}}})
+            eos = {"contained_share": 0.5}
+            for t in ("systematicity", "productivity"):
+                tests[t].append({**common, "evaluation": "accuracy", "accuracy": v, "n": 10,
+                                 "eos_problem": eos, "task_model": {"accuracy": v + 0.1,
+                                                                    "eos_problem": eos}})
+            for t in ("substitutivity_equally_distributed", "substitutivity_primitive"):
+                tests[t].append({**common, "evaluation": "consistency", "consistency": cons,
+                                 "embedding_distances": {"distances": {"repeat": {
+                                     "to_synonym": 0.3, "to_other_functions": 0.9}}}})
+            tests["localism"].append({**common, "evaluation": "localism", "consistency": cons})
+            tests["overgeneralisation"].append(
+                {**common, "evaluation": "overgeneralisation", "peak_overgeneralisation": v,
+                 "profile": [{"kind": "epoch", "at": e, "memorisation": 0.1 * e,
+                              "overgeneralisation": v / e, "neither": 0.0} for e in (1, 2)]})
+            tests["per_function"].append({**common, "evaluation": "per_function", "accuracy": v,
+                                          "per_function": {f: v for f in FUNCTIONS}})
+            tests["increasing_string_length"].append(
+                {**common, "evaluation": "by_length", "accuracy": v,
+                 "breakdown": {"length": {str(n): {"accuracy": v, "n": 53} for n in (2, 3)}}})
+    rep = build_study_report(study, "paper", task, tests, tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    # Table 3: our value beside the paper's for every row, each architecture
+    assert rep["table3"]["systematicity"]["transformer"]["paper"] == 0.72
+    assert rep["table3"]["localism"]["lstms2s"]["mean"] == pytest.approx(0.5)
+    assert rep["table3"]["task_accuracy"]["convs2s"]["mean"] == pytest.approx(0.215)
+    assert "| systematicity " in md and "0.12 ± 0.01" in md and "0.72" in md
+    assert len(rep["table3"]) == 7
+    assert {s["row"] for s in rep["significance"]} >= {"task accuracy", "systematicity"}
+    for section in ("Table 4 analogue", "Table 5 analogue", "Table 6 analogue", "Figure 7",
+                    "Figure 8", "Figure 10", "Overgeneralisation over training"):
+        assert section in md, section
+    for png in ["accuracy_by_structure.png", "per_function.png", "increasing_length.png",
+                "overgeneralisation_lstms2s-onmt_seed1.png"]:
+        assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG", png
+    assert json.loads((tmp_path / "report.json").read_text())["table3"] == rep["table3"]
+    assert (tmp_path / "systematicity.md").is_file() and (tmp_path / "table.md").is_file()

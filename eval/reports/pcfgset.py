@@ -236,7 +236,8 @@ def build_study_report(study, profile: str, task_results: list[dict],
     if significance:
         md += ["\nWelch's t-tests between architectures, per row:\n",
                markdown_table(["row", "model A", "model B", "t", "p"],
-                              [[s["row"], s["a"], s["b"], s["t"], s["p"]] for s in significance])]
+                              [[s["row"], s["a"], s["b"], s["t"], f"{s['p']:.3g}"]
+                               for s in significance])]
     report["significance"] = significance
 
     # Task accuracy in both toolkits, Figure 7
@@ -265,7 +266,7 @@ def build_study_report(study, profile: str, task_results: list[dict],
     if t4:
         md += ["\n## Table 4 analogue: systematicity and productivity\n",
                "Accuracy of the model trained on the test's split and of the task model "
-               "(trained on the task corpus, which contains such inputs) on the same test "
+               "(trained on the task corpus, without the test's restriction) on the same test "
                "inputs, and the share of wrong outputs that are a contiguous part of the "
                "target (section 7.3's <eos> problem).\n",
                markdown_table(["test", "model", "accuracy (test split)", "accuracy (task model)",
