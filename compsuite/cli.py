@@ -54,6 +54,25 @@ def cmd_pcfgset_generate(a) -> int:
     return 0
 
 
+def cmd_ctlpp_generate(a) -> int:
+    from compsuite.data_prep.common.writers import write_fairseq
+    from compsuite.data_prep.ctlpp import CTLConfig, generate
+    from compsuite.data_prep.ctlpp.generate import SPLITS
+
+    cfg = CTLConfig(variant=a.variant, n_train=a.n_train, n_test=a.n_test,
+                    max_length=a.max_length, shared_functions=a.shared_functions,
+                    shared_symbols=a.shared_symbols)
+    out = Path(a.out)
+    raw = out / "raw" if a.toolkits else out
+    m = generate(raw, cfg, seed=a.seed, progress=not a.quiet)
+    print(f"wrote {raw} ({m['counts']}); lengths the graph cannot fill: "
+          f"{m['unavailable_lengths']}")
+    if "fairseq" in a.toolkits:
+        write_fairseq(raw, out / "fairseq-bin", splits=SPLITS)
+        print(f"wrote {out / 'fairseq-bin'} (test = test_iid, test1 = test_ood)")
+    return 0
+
+
 def cmd_pcfgset_interpret(a) -> int:
     from compsuite.data_prep.pcfgset.grammar import PCFGSyntaxError, interpret
 
@@ -290,6 +309,8 @@ def cmd_run(a) -> int:
 
     study = get_study(a.study)
     profile = study.profile(a.profile)
+    if study.name == "ctlpp":
+        return _run_ctlpp(a, study)
     for t in a.test or []:
         if t not in study.tests:
             return _fail(f"unknown test '{t}' (known: {', '.join(study.tests)})")
@@ -305,6 +326,33 @@ def cmd_run(a) -> int:
     return cmd_report(a)
 
 
+def _run_ctlpp(a, study) -> int:
+    from compsuite.ctlpp_pipeline import run_grid, run_table1
+
+    if a.test:
+        return _fail("CTL++ has no --test; it runs Table 1 and the S grid (--no-grid)")
+    roots = dict(data_root=Path(a.data_root), runs_root=Path(a.runs_root), show=not a.quiet)
+    run_table1(study, a.profile, seeds=a.seeds, runs=a.runs, **roots)
+    if not (a.no_grid or a.no_tests):
+        run_grid(study, a.profile, runs=a.runs, **roots)
+    return cmd_report(a)
+
+
+def _report_ctlpp(a, study) -> int:
+    from compsuite.ctlpp_pipeline import collect
+    from compsuite.eval.reports.ctlpp import build_report
+
+    table1, grid = collect(study, a.profile, Path(a.runs_root))
+    if not table1 and not grid:
+        return _fail(f"no results under {Path(a.runs_root, study.name, a.profile)}; "
+                     f"run 'compsuite run {study.name} --profile {a.profile}' first")
+    out = Path(a.results_root) / study.name / a.profile
+    build_report(study, a.profile, table1, grid, out)
+    print((out / "report.md").read_text())
+    print(f"results in {out}/ (report.md, report.json, *.png)")
+    return 0
+
+
 def cmd_report(a) -> int:
     from compsuite.eval.reports.pcfgset import build_study_report
     from compsuite.pipeline import collect_results, collect_test_results
@@ -312,6 +360,8 @@ def cmd_report(a) -> int:
 
     study = get_study(a.study)
     profile = study.profile(a.profile)
+    if study.name == "ctlpp":
+        return _report_ctlpp(a, study)
     results = collect_results(study, profile.name, Path(a.runs_root))
     tests = collect_test_results(study, profile.name, Path(a.runs_root))
     if not results and not tests:
@@ -331,9 +381,11 @@ def cmd_list(a) -> int:
         s = get_study(name)
         print(f"{name}: {s.title}")
         for pname, p in s.profiles.items():
-            print(f"  profile {pname}: dataset {p.dataset}, seeds {p.seeds}, runs {', '.join(p.runs)}")
+            print(f"  profile {pname}: dataset {p.dataset}, seeds {p.seeds}, runs {', '.join(p.runs)}; "
+                  f"tests on {', '.join(p.test_runs)}")
         for tname, t in s.tests.items():
-            print(f"  test {tname}: split {t['split']}, evaluation {t['evaluation']}")
+            print(f"  test {tname}: split {t['split']}, evaluation {t['evaluation']}, "
+                  f"model {t.get('model', 'own')}")
     return 0
 
 
@@ -393,6 +445,23 @@ def build_parser() -> argparse.ArgumentParser:
     s = psub.add_parser("stats", help="Table 1 statistics of a source file")
     s.add_argument("file")
     s.set_defaults(func=cmd_pcfgset_stats)
+
+    ctl = dsub.add_parser("ctlpp", help="CTL++ (Csordás et al. 2022)")
+    csub = ctl.add_subparsers(dest="action", required=True)
+    cg = csub.add_parser("generate", help="{train,valid,test_iid,test_ood}.tsv and manifest.json")
+    cg.add_argument("--variant", choices=["A", "R", "S"], required=True)
+    cg.add_argument("--seed", type=int, default=1)
+    cg.add_argument("--out", required=True)
+    cg.add_argument("--shared-functions", type=int, default=8, help="S: functions in G_o")
+    cg.add_argument("--shared-symbols", type=int, default=2,
+                    help="S: symbols a shared function sees from both paths")
+    cg.add_argument("--n-train", type=int, default=300_000)
+    cg.add_argument("--n-test", type=int, default=1_000)
+    cg.add_argument("--max-length", type=int, default=6)
+    cg.add_argument("--toolkits", nargs="*", default=[], choices=["fairseq"],
+                    help="also write fairseq-binarised data (then the text goes to OUT/raw)")
+    cg.add_argument("--quiet", action="store_true")
+    cg.set_defaults(func=cmd_ctlpp_generate)
 
     ev = sub.add_parser("eval", help="score model outputs")
     esub = ev.add_subparsers(dest="metric", required=True)
@@ -458,6 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 "(see compsuite list)")
             r.add_argument("--no-tests", action="store_true",
                            help="only the task runs (task accuracy), no tests")
+            r.add_argument("--no-grid", action="store_true",
+                           help="CTL++: only Table 1, not the S-variant grid")
             r.add_argument("--data-root", default="DATA")
             r.add_argument("--quiet", action="store_true", help="no progress bars")
         r.set_defaults(func=func)

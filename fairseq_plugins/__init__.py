@@ -18,3 +18,7 @@ allow_toolkit_checkpoints()
 
 # Note for plugin authors: no ``from __future__ import annotations`` in modules that
 # define fairseq config dataclasses; fairseq reads the field types at run time.
+
+# Criteria are not imported by fairseq from a user dir: register ours here.
+from . import criterions  # noqa: E402,F401
+from .criterions import ctlpp_classification  # noqa: E402,F401

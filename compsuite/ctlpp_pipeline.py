@@ -1,0 +1,137 @@
+"""CTL++ end to end: data per variant and seed, fairseq training of each classifier
+(``--user-dir fairseq_plugins``, fairseq's own loop), evaluation on the IID and OOD
+tests, the representation analysis, and the S-variant grid.
+
+Layout::
+
+    DATA/ctlpp/<variant>/<size>/seed<S>/{raw, fairseq-bin}
+    runs/ctlpp/<profile>/<variant>/<run>/seed<S>/    (train.log, checkpoints, result.json)
+    results/ctlpp/<profile>/                         (report.md, report.json, *.png)
+
+Every step is skipped when its output exists (manifest, ``train.json``,
+``result.json``), so an interrupted run resumes.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from compsuite.data_prep.common.manifest import is_complete, read_manifest
+from compsuite.data_prep.common.writers import write_fairseq
+from compsuite.pipeline import _stored, git_revision
+from compsuite.registry import Study
+from compsuite.toolkits import TRAIN, DataPaths
+
+
+def profile_spec(study: Study, profile: str) -> dict:
+    """The profile's CTL++-specific keys (variants, data sizes, grid) from the YAML."""
+    raw = yaml.safe_load(Path(study.source).read_text(encoding="utf-8"))
+    spec = raw["profiles"][profile]
+    for key in ("variants", "data"):
+        if key not in spec:
+            raise ValueError(f"{study.source}: profiles.{profile}: missing '{key}'")
+    return spec
+
+
+def prepare(variant: str, seed: int, data: dict, data_root: Path, show: bool = True,
+            shared_functions: int | None = None, shared_symbols: int | None = None) -> DataPaths:
+    from compsuite.data_prep.ctlpp import GENERATOR, CTLConfig, generate
+    from compsuite.data_prep.ctlpp.generate import SPLITS
+
+    kw = {}
+    name = variant
+    if variant == "S":
+        kw = {"shared_functions": shared_functions if shared_functions is not None else 8,
+              "shared_symbols": shared_symbols if shared_symbols is not None else 2}
+        name = f"S-f{kw['shared_functions']}-s{kw['shared_symbols']}"
+    cfg = CTLConfig(variant=variant, n_train=data["n_train"], n_test=data["n_test"], **kw)
+    base = data_root / "ctlpp" / name / f"n{cfg.n_train}" / f"seed{seed}"
+    paths = DataPaths(base / "raw", base / "fairseq-bin", base / "onmt")
+    if not is_complete(paths.raw, GENERATOR, cfg.as_args()):
+        generate(paths.raw, cfg, seed=seed, progress=show)
+    write_fairseq(paths.raw, paths.fairseq_bin, splits=SPLITS)
+    return paths
+
+
+def evaluate(checkpoint: str, data: DataPaths, analyses: bool = True) -> dict:
+    """IID and OOD accuracy (per length) and, with ``analyses``, the compatibility
+    matrix and the representation similarities of the trained classifier."""
+    from compsuite.data_prep.common.io import read_aligned
+    from compsuite.eval.ctlpp import (FairseqClassifier, accuracy_by_length,
+                                      compatibility_matrix, representation_similarity)
+
+    clf = FairseqClassifier(checkpoint, data.fairseq_bin)
+    out = {}
+    for split in ("test_iid", "test_ood"):
+        src, tgt = read_aligned(data.raw / f"{split}.src", data.raw / f"{split}.tgt")
+        out[split] = accuracy_by_length(src, clf.predict(src), tgt)
+    if analyses:
+        m = read_manifest(data.raw)
+        out["compatibility"] = compatibility_matrix(clf, m["functions"], m["symbols"],
+                                                    m["groups"])
+        out["representations"] = representation_similarity(clf, m["functions"], m["symbols"],
+                                                           m["groups"])
+    return out
+
+
+def _one(study: Study, profile: str, run_name: str, variant_dir: str, data: DataPaths,
+         seed: int, runs_root: Path, revision, show: bool, analyses: bool, extra: dict) -> dict:
+    run = study.run(run_name)
+    run_dir = runs_root / study.name / profile / variant_dir / run.name / f"seed{seed}"
+
+    def compute():
+        info = TRAIN["fairseq"](run, profile, data, run_dir, seed, show=show)
+        return {"study": study.name, "profile": profile, "run": run.name,
+                "architecture": run.architecture, "seed": seed, **extra,
+                "checkpoint": info["checkpoint"], "train_wall_s": info.get("wall_s"),
+                "git": revision, "config_version": study.config_version,
+                **evaluate(info["checkpoint"], data, analyses)}
+
+    return _stored(run_dir / "result.json", compute)
+
+
+def run_table1(study: Study, profile: str, seeds=None, runs=None, data_root=Path("DATA"),
+               runs_root=Path("runs"), show=True) -> list[dict]:
+    spec = profile_spec(study, profile)
+    prof = study.profile(profile)
+    revision = git_revision()
+    results = []
+    for variant in spec["variants"]:
+        for seed in seeds or prof.seeds:
+            data = prepare(variant, seed, spec["data"], data_root, show)
+            for run_name in runs or prof.runs:
+                results.append(_one(study, profile, run_name, variant, data, seed, runs_root,
+                                    revision, show, True, {"variant": variant}))
+    return results
+
+
+def run_grid(study: Study, profile: str, runs=None, data_root=Path("DATA"),
+             runs_root=Path("runs"), show=True) -> list[dict]:
+    """The S variant over shared functions x shared symbols (figures 4, 7, 8)."""
+    spec = profile_spec(study, profile)
+    grid = spec.get("grid")
+    if not grid:
+        return []
+    revision = git_revision()
+    results = []
+    for k in grid["shared_functions"]:
+        for m in grid["shared_symbols"]:
+            for seed in grid.get("seeds", [1]):
+                data = prepare("S", seed, spec["data"], data_root, show, k, m)
+                for run_name in runs or grid["runs"]:
+                    results.append(_one(study, profile, run_name, f"S-f{k}-s{m}", data, seed,
+                                        runs_root, revision, show, False,
+                                        {"variant": "S", "shared_functions": k,
+                                         "shared_symbols": m}))
+    return results
+
+
+def collect(study: Study, profile: str, runs_root=Path("runs")) -> tuple[list, list]:
+    base = runs_root / study.name / profile
+    table1, grid = [], []
+    for f in sorted(base.glob("*/*/seed*/result.json")):
+        r = json.loads(f.read_text())
+        (grid if "shared_functions" in r else table1).append(r)
+    return table1, grid

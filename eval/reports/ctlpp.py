@@ -1,0 +1,145 @@
+"""CTL++ report: Table 1 (IID/OOD accuracy per variant, mean ± std over seeds, the
+share of seeds above 95% OOD, beside the paper's OOD numbers), the representation
+similarity and compatibility figures per model, and the S-variant grid heat maps."""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import statistics as st
+from collections import defaultdict
+from pathlib import Path
+
+from compsuite.data_prep.common.io import atomic_open
+
+from .tables import fmt, markdown_table, paper_numbers
+
+THRESHOLD = 0.95
+
+
+def _ms(vals: list[float]) -> str:
+    if not vals:
+        return "–"
+    return fmt(st.fmean(vals)) + (f" ± {fmt(st.stdev(vals))}" if len(vals) > 1 else "")
+
+
+def build_report(study, profile: str, table1: list[dict], grid: list[dict],
+                 out_dir: str | Path) -> dict:
+    from compsuite.eval.ctlpp import plot_matrix, plot_similarity
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    archs = study.architectures
+    paper = paper_numbers("ctlpp")["table1_ood"]
+    variants = sorted({r["variant"] for r in table1})
+    groups: dict = defaultdict(list)
+    for r in table1:
+        groups[(r["architecture"], r["variant"])].append(r)
+    report: dict = {"study": "ctlpp", "profile": profile, "paper_source": paper["source"],
+                    "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                    "table1": [], "figures": {}}
+    head = ["model"]
+    for v in variants:
+        head += [f"{v} IID", f"{v} OOD", f"{v} OOD > {THRESHOLD:.0%}", f"{v} OOD (paper)"]
+    rows = []
+    for a in archs:
+        if not any((a, v) in groups for v in variants):
+            continue
+        row = [archs[a]["paper_name"]]
+        for v in variants:
+            rs = groups.get((a, v), [])
+            iid = [r["test_iid"]["accuracy"] for r in rs]
+            ood = [r["test_ood"]["accuracy"] for r in rs]
+            share = sum(x > THRESHOLD for x in ood) / len(ood) if ood else None
+            p = paper["values"].get(a, {}).get(v)
+            row += [_ms(iid), _ms(ood), "–" if share is None else f"{share:.0%} of {len(ood)}",
+                    fmt(p)]
+            report["table1"].append({"architecture": a, "variant": v, "seeds": len(rs),
+                                     "iid": iid, "ood": ood, "share_above": share,
+                                     "paper_ood": p})
+        rows.append(row)
+    labels = sorted({r.get("dataset_label", "") for r in table1} - {""})
+    md = [f"# CTL++ (Csordás et al. 2022): {profile} profile\n",
+          f"Paper numbers: {paper['source']}. Each cell: mean ± std over seeds of the "
+          "accuracy on the IID and OOD test sets; the share of seeds whose OOD accuracy "
+          f"exceeds {THRESHOLD:.0%}.\n"]
+    if profile != "paper":
+        md.append(f"The {profile} profile ({study.profile(profile).description}) shows every "
+                  "step working; its numbers are not comparable with the paper's.\n")
+    if rows:
+        md += ["## Table 1\n", markdown_table(head, rows)]
+
+    # per-length accuracy
+    len_rows = []
+    for (a, v), rs in sorted(groups.items()):
+        for split in ("test_iid", "test_ood"):
+            by: dict = defaultdict(list)
+            for r in rs:
+                for n, d in r[split]["by_length"].items():
+                    by[n].append(d["accuracy"])
+            len_rows.append([archs[a]["paper_name"], v, split.replace("test_", "").upper()]
+                            + [_ms(by.get(str(n), [])) for n in range(2, 7)])
+    if len_rows:
+        md += ["\nAccuracy by number of composed functions:\n",
+               markdown_table(["model", "variant", "test"] + [str(n) for n in range(2, 7)],
+                              len_rows)]
+
+    # representations and compatibility (first seed of each model and variant)
+    if groups:
+        md.append("\n## Representations and compatibility (section 4.1, figures 3, 6, 9-11)\n")
+        sim_rows = []
+        for (a, v), rs in sorted(groups.items()):
+            r = min(rs, key=lambda x: x["seed"])
+            stem = f"{v}_{r['run']}_seed{r['seed']}"
+            if "representations" in r:
+                f = plot_similarity(r["representations"], out_dir / f"similarity_{stem}.png")
+                c = r["compatibility"]
+                g = plot_matrix(c["matrix"], c["groups"], out_dir / f"compatibility_{stem}.png",
+                                title=f"{archs[a]['paper_name']}, {v}: accuracy of g(f(x))",
+                                xlabel="group of g (second)", ylabel="group of f (first)")
+                report["figures"][stem] = [f.name, g.name]
+                ms = r["representations"]["mean_similarity"]
+                sim_rows.append([archs[a]["paper_name"], v, r["seed"], ms.get("within"),
+                                 ms.get("between")])
+                md.append(f"{archs[a]['paper_name']}, variant {v} (seed {r['seed']}): "
+                          f"![similarity]({f.name}) ![compatibility]({g.name})\n")
+        if sim_rows:
+            md += ["\nMean cosine similarity of the representations of one symbol produced by "
+                   "different functions, within a group and between groups:\n",
+                   markdown_table(["model", "variant", "seed", "within groups",
+                                   "between groups"], sim_rows)]
+
+    # S grid
+    if grid:
+        md.append("\n## Variant S: OOD accuracy over shared functions × shared symbols "
+                  "(figures 4, 7, 8)\n")
+        report["grid"] = []
+        for a in archs:
+            rs = [r for r in grid if r["architecture"] == a]
+            if not rs:
+                continue
+            ks = sorted({r["shared_functions"] for r in rs})
+            ms = sorted({r["shared_symbols"] for r in rs})
+            cell: dict = defaultdict(list)
+            for r in rs:
+                cell[(r["shared_functions"], r["shared_symbols"])].append(
+                    r["test_ood"]["accuracy"])
+            matrix = [[st.fmean(cell[(k, m)]) if cell.get((k, m)) else None for m in ms]
+                      for k in ks]
+            f = plot_matrix(matrix, [str(k) for k in ks], out_dir / f"grid_{a}.png",
+                            col_labels=[str(m) for m in ms],
+                            title=f"{archs[a]['paper_name']}: OOD accuracy, variant S",
+                            xlabel="shared symbols", ylabel="shared functions")
+            report["grid"].append({"architecture": a, "shared_functions": ks,
+                                   "shared_symbols": ms, "ood": matrix, "plot": f.name})
+            md += [f"\n{archs[a]['paper_name']} (mean over {len(rs) // max(len(cell), 1)} "
+                   "seed(s)):\n",
+                   markdown_table(["shared functions \\ symbols"] + [str(m) for m in ms],
+                                  [[str(k)] + row for k, row in zip(ks, matrix)]),
+                   f"\n![grid]({f.name})\n"]
+    report["runs"] = table1
+    report["grid_runs"] = grid
+    with atomic_open(out_dir / "report.json") as fh:
+        json.dump(report, fh, indent=2)
+    with atomic_open(out_dir / "report.md") as fh:
+        fh.write("\n".join(md))
+    return report
