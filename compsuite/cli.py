@@ -338,39 +338,41 @@ def _run_ctlpp(a, study) -> int:
     return cmd_report(a)
 
 
-def _report_ctlpp(a, study) -> int:
-    from compsuite.ctlpp_pipeline import collect
-    from compsuite.eval.reports.ctlpp import build_report
+def _collect_and_build(study, profile: str, runs_root: Path, out: Path) -> str | None:
+    """The study's finished results, built into ``out``; returns what was written, or
+    None when nothing has finished."""
+    if study.name == "ctlpp":
+        from compsuite.ctlpp_pipeline import collect
+        from compsuite.eval.reports.ctlpp import build_report
 
-    table1, grid = collect(study, a.profile, Path(a.runs_root))
-    if not table1 and not grid:
-        return _fail(f"no results under {Path(a.runs_root, study.name, a.profile)}; "
-                     f"run 'compsuite run {study.name} --profile {a.profile}' first")
-    out = Path(a.results_root) / study.name / a.profile
-    build_report(study, a.profile, table1, grid, out)
-    print((out / "report.md").read_text())
-    print(f"results in {out}/ (report.md, report.json, *.png)")
-    return 0
+        table1, grid = collect(study, profile, runs_root)
+        if not table1 and not grid:
+            return None
+        build_report(study, profile, table1, grid, out)
+        return "report.md, report.json, *.png"
+    from compsuite.eval.reports.pcfgset import build_study_report
+    from compsuite.pipeline import collect_results, collect_test_results
+
+    results = collect_results(study, profile, runs_root)
+    tests = collect_test_results(study, profile, runs_root)
+    if not results and not tests:
+        return None
+    build_study_report(study, profile, results, tests, out)
+    return "report.md, report.json, *.png; table.md: task accuracy"
 
 
 def cmd_report(a) -> int:
-    from compsuite.eval.reports.pcfgset import build_study_report
-    from compsuite.pipeline import collect_results, collect_test_results
     from compsuite.registry import get_study
 
     study = get_study(a.study)
-    profile = study.profile(a.profile)
-    if study.name == "ctlpp":
-        return _report_ctlpp(a, study)
-    results = collect_results(study, profile.name, Path(a.runs_root))
-    tests = collect_test_results(study, profile.name, Path(a.runs_root))
-    if not results and not tests:
-        return _fail(f"no results under {Path(a.runs_root, study.name, profile.name)}; "
-                     f"run 'compsuite run {study.name} --profile {profile.name}' first")
-    out = Path(a.results_root) / study.name / profile.name
-    build_study_report(study, profile.name, results, tests, out)
+    profile = study.profile(a.profile).name
+    out = Path(a.results_root) / study.name / profile
+    written = _collect_and_build(study, profile, Path(a.runs_root), out)
+    if written is None:
+        return _fail(f"no results under {Path(a.runs_root, study.name, profile)}; "
+                     f"run 'compsuite run {study.name} --profile {profile}' first")
     print((out / "report.md").read_text())
-    print(f"results in {out}/ (report.md, report.json, *.png; table.md: task accuracy)")
+    print(f"results in {out}/ ({written})")
     return 0
 
 

@@ -125,3 +125,16 @@ def test_eval_consistency_plain_and_tsv(tmp_path):
     r = subprocess.run(CLI + ["eval", "consistency", "--hyp-a", "a", "--hyp-b", "short"],
                        cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 1 and "line counts differ" in r.stderr
+
+
+def test_report_without_results_and_ctlpp_without_tests_are_clear(tmp_path, capsys):
+    from compsuite.cli import main
+
+    for study in ("pcfgset", "ctlpp"):
+        assert main(["report", study, "--runs-root", str(tmp_path / "runs"),
+                     "--results-root", str(tmp_path / "res")]) == 1
+        err = capsys.readouterr().err
+        assert f"no results under {tmp_path / 'runs' / study / 'quick'}" in err
+        assert f"run 'compsuite run {study} --profile quick' first" in err
+    assert main(["run", "ctlpp", "--test", "localism"]) == 1
+    assert "CTL++ has no --test" in capsys.readouterr().err

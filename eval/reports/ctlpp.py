@@ -4,14 +4,12 @@ similarity and compatibility figures per model, and the S-variant grid heat maps
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import statistics as st
 from collections import defaultdict
 from pathlib import Path
 
-from compsuite.data_prep.common.io import atomic_open
 
-from .tables import fmt, markdown_table, paper_numbers
+from .tables import fmt, markdown_table, paper_numbers, write_report
 
 THRESHOLD = 0.95
 
@@ -138,8 +136,5 @@ def build_report(study, profile: str, table1: list[dict], grid: list[dict],
                    f"\n![grid]({f.name})\n"]
     report["runs"] = table1
     report["grid_runs"] = grid
-    with atomic_open(out_dir / "report.json") as fh:
-        json.dump(report, fh, indent=2)
-    with atomic_open(out_dir / "report.md") as fh:
-        fh.write("\n".join(md))
+    write_report(out_dir, report, md)
     return report

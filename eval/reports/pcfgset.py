@@ -3,15 +3,13 @@ accuracy by input length, number of functions and depth."""
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import statistics as st
 from collections import defaultdict
 from pathlib import Path
 
-from compsuite.data_prep.common.io import atomic_open
 
 from .plots import accuracy_by_feature
-from .tables import fmt, markdown_table, paper_numbers
+from .tables import fmt, markdown_table, paper_numbers, write_report
 
 
 def build_report(results: list[dict], out_dir: str | Path, profile: str, study_title: str,
@@ -68,10 +66,7 @@ def build_report(results: list[dict], out_dir: str | Path, profile: str, study_t
               "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
               "paper_source": paper["source"], "summary": summary,
               "significance": significance, "runs": results, "plot": plot.name}
-    with atomic_open(out_dir / "results.json") as fh:
-        json.dump(report, fh, indent=2)
-    with atomic_open(out_dir / "table.md") as fh:
-        fh.write("\n".join(md))
+    write_report(out_dir, report, md, "results.json", "table.md")
     return report
 
 
@@ -137,10 +132,7 @@ def build_test_report(results: list[dict], out_dir: str | Path, test: str,
                   f"{r['seed']})": r["per_function"] for r in results}
         report["plot"] = accuracy_per_function(series, out_dir / f"{test}.png").name
         md.append(f"\n![accuracy per function]({report['plot']})\n")
-    with atomic_open(out_dir / f"{test}.json") as fh:
-        json.dump(report, fh, indent=2)
-    with atomic_open(out_dir / f"{test}.md") as fh:
-        fh.write("\n".join(md))
+    write_report(out_dir, report, md, f"{test}.json", f"{test}.md")
     return report
 
 
@@ -350,10 +342,7 @@ def build_study_report(study, profile: str, task_results: list[dict],
         build_test_report(rs, out_dir, test, archs)
     report["tests"] = test_results
     report["task_runs"] = task_results
-    with atomic_open(out_dir / "report.json") as fh:
-        json.dump(report, fh, indent=2)
-    with atomic_open(out_dir / "report.md") as fh:
-        fh.write("\n".join(md))
+    write_report(out_dir, report, md)
     return report
 
 

@@ -31,3 +31,16 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
              "| " + " | ".join("-" * w for w in widths) + " |"]
     lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in cells[1:]]
     return "\n".join(lines) + "\n"
+
+
+def write_report(out_dir, report: dict, md: list[str], json_name: str = "report.json",
+                 md_name: str = "report.md") -> None:
+    """The report as JSON and as Markdown in ``out_dir``, each written atomically."""
+    import json
+
+    from compsuite.data_prep.common.io import atomic_open
+
+    with atomic_open(Path(out_dir) / json_name) as fh:
+        json.dump(report, fh, indent=2)
+    with atomic_open(Path(out_dir) / md_name) as fh:
+        fh.write("\n".join(md))
