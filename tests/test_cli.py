@@ -132,9 +132,9 @@ def test_report_without_results_and_ctlpp_without_tests_are_clear(tmp_path, caps
 
     for study in ("pcfgset", "ctlpp"):
         assert main(["report", study, "--runs-root", str(tmp_path / "runs"),
-                     "--results-root", str(tmp_path / "res")]) == 1
+                     "--results-root", str(tmp_path / "res")]) == 2
         err = capsys.readouterr().err
         assert f"no results under {tmp_path / 'runs' / study / 'quick'}" in err
         assert f"run 'compsuite run {study} --profile quick' first" in err
-    assert main(["run", "ctlpp", "--test", "localism"]) == 1
+    assert main(["run", "ctlpp", "--test", "localism"]) == 2
     assert "CTL++ has no --test" in capsys.readouterr().err
