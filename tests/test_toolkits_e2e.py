@@ -94,3 +94,24 @@ def test_translator_backend_matches_the_toolkit_command(toolkit, tiny_runs, tiny
     assert tr.translate(srcs) == expected
     assert tr.calls == 1 and tr.batches >= 200 // 64
     assert sorted(p.name for p in Path.cwd().iterdir()) == before, "the backend wrote files"
+
+
+def test_convs2s_backend_matches_fairseq_generate(tiny_data, tmp_path):
+    """ConvS2S sizes its BeamableMM by the checkpoint's generation.beam (5 by default):
+    the backend must decode greedily with beam 1 like fairseq-generate --beam 1, also on
+    batches that do not divide by 5 (this failed with "shape '[64, 1, -1]' is invalid")."""
+    from compsuite.eval.readers.predictions import read_fairseq_generate
+    from compsuite.eval.translators import load_translator
+
+    run = Run("tiny-fconv", "convs2s", "fairseq", False, args={
+        "arch": "fconv", "encoder_layers": "[(16, 3)] * 2", "decoder_layers": "[(16, 3)] * 2",
+        "encoder_embed_dim": 16, "decoder_embed_dim": 16, "decoder_out_embed_dim": 16,
+        "optimizer": "nag", "lr": 0.25, "clip_norm": 0.1, "max_tokens": 2048, "max_update": 12,
+        "num_workers": 0, "log_interval": 4})
+    run_dir = tmp_path / "fconv"
+    info = TRAIN["fairseq"](run, "tiny", tiny_data, run_dir, seed=1, show=False)
+    pred = PREDICT["fairseq"](run_dir, tiny_data, "test", {"beam": 1, "batch_size": 64},
+                              show=False)
+    tr = load_translator(info["checkpoint"], tiny_data.fairseq_bin, batch_size=64)
+    srcs = (tiny_data.raw / "test.src").read_text().splitlines()
+    assert len(srcs) % 64 and tr.translate(srcs) == read_fairseq_generate(pred).hypotheses

@@ -21,6 +21,13 @@ class FairseqTranslator:
         utils.import_user_module(Namespace(user_dir=str(ROOT / "fairseq_plugins")))
         loaded = hub_utils.from_pretrained(str(checkpoint.parent), checkpoint_file=checkpoint.name,
                                            data_name_or_path=str(data.resolve()))
+        # Greedy decoding, and say so before the hub prepares the models: ConvS2S sizes its
+        # BeamableMM by cfg.generation.beam (5 by default) in prepare_for_inference_, and
+        # then fails on beam-1 batches ("shape '[256, 1, -1]' is invalid").
+        from omegaconf import open_dict
+
+        with open_dict(loaded["args"]):
+            loaded["args"].generation.beam = 1
         self.hub = hub_utils.GeneratorHubInterface(loaded["args"], loaded["task"], loaded["models"])
         self.hub.eval()
         cfg = self.hub.cfg.dataset
