@@ -195,3 +195,29 @@ def test_per_function_corpora(tmp_path):
         assert lines(tmp_path / f"test_{fn}.tgt") == [interpret(s) for s in srcs]
         if fn in UNARY:
             assert [s.split(" ", 1)[1] for s in srcs] == unary   # same arguments for every function
+
+
+def test_every_split_of_the_scaled_down_task_generates(tmp_path):
+    """The quick profile's config can produce every test's split (depth <= 3 allows at
+    most 7 functions, so its productivity limit is 3, not the paper's 8)."""
+    from compsuite.data_prep.pcfgset import SMALL
+    from compsuite.data_prep.pcfgset.splits import TESTS
+
+    assert SMALL.productivity_max_train_functions == 3
+    for name, make in TESTS.items():
+        kw = {} if name == "increasing_string_length" else dict(SIZES)
+        if name in ("localism", "per_function"):
+            kw["n_train"] = 3000
+        m = make(tmp_path / name, SMALL, seed=1, **kw)
+        assert m["sha256"], name
+    prod = (tmp_path / "productivity" / "test.category").read_text().split()
+    assert min(map(int, prod)) == 4 and max(map(int, prod)) <= 7
+
+
+def test_an_impossible_split_is_a_clear_error(tmp_path):
+    """A limit the config's depth cannot exceed fails with a message, not a hang."""
+    from compsuite.data_prep.pcfgset import SMALL
+
+    with pytest.raises(RuntimeError, match="cannot produce them"):
+        productivity(tmp_path, replace(SMALL, productivity_max_train_functions=8), seed=1,
+                     n_train=100, n_valid=10, n_test=10)

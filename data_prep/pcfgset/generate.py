@@ -59,6 +59,9 @@ class PCFGSetConfig:
     # relative weight of each string length from min_string_length upwards
     string_length_weights: tuple[float, ...] = (0.16, 0.30, 0.27, 0.27)
     functions: tuple[str, ...] = field(default=FUNCTIONS)
+    # productivity test: training inputs have at most this many functions, test inputs
+    # more (the paper: 8 on the full task; a config must be able to exceed it)
+    productivity_max_train_functions: int = 8
 
     def alphabet(self) -> list[str]:
         return symbols(self.n_letters, self.n_numbers)
@@ -80,8 +83,10 @@ class PCFGSetConfig:
 FULL = PCFGSetConfig()
 SMALL = PCFGSetConfig(
     n_letters=26, n_numbers=1, n_pairs=23_529, max_depth=3, max_string_length=4,
-    string_length_weights=(0.16, 0.30, 0.27),
-)  # 26 symbols, strings of 2-4, depth <= 3; 23,529 pairs = 20,000 train / 1,176 / 2,353
+    string_length_weights=(0.16, 0.30, 0.27), productivity_max_train_functions=3,
+)  # 26 symbols, strings of 2-4, depth <= 3; 23,529 pairs = 20,000 train / 1,176 / 2,353;
+#    depth <= 3 allows at most 7 functions: 87% of inputs have <= 3, so productivity
+#    trains on <= 3 functions and tests on 4-7
 
 
 class _Sampler:

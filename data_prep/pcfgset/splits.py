@@ -35,7 +35,6 @@ SYSTEMATICITY_PAIRS = (("swap_first_last", "repeat"), ("append", "remove_second"
                        ("repeat", "remove_second"), ("append", "swap_first_last"))
 #: Substitutivity (section 6.2.4): the functions that get a synonym.
 SUBSTITUTED = ("swap_first_last", "repeat", "append", "remove_second")
-PRODUCTIVITY_MAX_TRAIN_FUNCTIONS = 8
 
 
 def function_pairs(node: Node) -> set[tuple[str, str]]:
@@ -51,11 +50,18 @@ def function_pairs(node: Node) -> set[tuple[str, str]]:
     return out
 
 
-def _fill(stream, wants: dict[str, int], route: Callable[[str, str, Node], str | None]
-          ) -> dict[str, list]:
+def _fill(stream, wants: dict[str, int], route: Callable[[str, str, Node], str | None],
+          max_draws: int | None = None) -> dict[str, list]:
     """Route sampled pairs into buckets until every bucket has its count."""
     buckets: dict[str, list] = {k: [] for k in wants}
-    for src, tgt, tree in stream:
+    budget = max_draws if max_draws is not None else 200 * sum(wants.values()) + 100_000
+    for draws, (src, tgt, tree) in enumerate(stream, 1):
+        if draws > budget:
+            short = {b: f"{len(v)}/{wants[b]}" for b, v in buckets.items()
+                     if len(v) < wants[b]}
+            raise RuntimeError(f"after {budget:,} draws the split still lacks samples "
+                               f"({short}): this corpus config cannot produce them "
+                               "(e.g. a productivity limit above what its depth allows)")
         k = route(src, tgt, tree)
         if k is not None and len(buckets[k]) < wants[k]:
             buckets[k].append((src, tgt, tree))
@@ -138,7 +144,7 @@ def productivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
                  n_train: int | None = None, n_valid: int | None = None,
                  n_test: int | None = None, progress: bool = False) -> dict:
     n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test, 0.81)
-    limit = PRODUCTIVITY_MAX_TRAIN_FUNCTIONS
+    limit = cfg.productivity_max_train_functions
     dropped: dict = {}
 
     def route(src, tgt, tree):
