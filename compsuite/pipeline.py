@@ -202,11 +202,14 @@ def _translator_loader(dictionary_dir: Path, generation: dict):
 
 def evaluate_test(spec: dict, data: DataPaths, run_dir: Path, checkpoint: str,
                   generation: dict, dictionary_dir: Path | None = None,
-                  base_checkpoint: str | None = None) -> dict:
+                  base_checkpoint: str | None = None,
+                  base_dictionary_dir: Path | None = None) -> dict:
     """Score one trained run on its test, through the translator protocol.
     ``dictionary_dir``: the fairseq-binarised folder of the model's training data
     (default: the test's own); ``base_checkpoint``: the task model, scored on the same
-    test inputs when the test asks for it (``compare_base``)."""
+    test inputs when the test asks for it (``compare_base``), with the dictionaries of
+    its own training data, ``base_dictionary_dir`` (a fairseq model read with another
+    corpus's dictionary would map every token to the wrong embedding)."""
     from compsuite.data_prep.common.io import read_aligned, read_lines
     from compsuite.eval import localism
     from compsuite.eval import overgeneralisation as og
@@ -251,7 +254,10 @@ def evaluate_test(spec: dict, data: DataPaths, run_dir: Path, checkpoint: str,
         res = accuracy_with_breakdown(outs, refs, {"category": cats, "n_functions": n_fn}).as_dict()
         res["eos_problem"] = eos_problem_share(outs, refs)
         if spec.get("compare_base") and base_checkpoint:
-            base_outs = load(base_checkpoint).translate(srcs)
+            if base_dictionary_dir is None:
+                raise ValueError("compare_base needs the task model's data folder")
+            base_outs = _translator_loader(base_dictionary_dir, generation)(
+                base_checkpoint).translate(srcs)
             res["task_model"] = {
                 **accuracy_with_breakdown(base_outs, refs, {"n_functions": n_fn}).as_dict(),
                 "checkpoint": base_checkpoint, "eos_problem": eos_problem_share(base_outs, refs)}
@@ -326,7 +332,8 @@ def run_test(study: Study, test: str, profile_name: str, seeds: list[int] | None
                         "checkpoint": checkpoint, "evaluation": spec["evaluation"],
                         "config_version": study.config_version, "git": revision,
                         **evaluate_test(spec, data, run_dir, checkpoint, study.generation,
-                                        dictionary, task["checkpoint"] if task else None)}
+                                        dictionary, task["checkpoint"] if task else None,
+                                        task_data.fairseq_bin)}
 
             results.append(_stored(run_dir / "result.json", compute))
     return results

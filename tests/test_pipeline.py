@@ -219,3 +219,29 @@ def test_study_report_has_every_table_and_figure(tmp_path):
         assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG", png
     assert json.loads((tmp_path / "report.json").read_text())["table3"] == rep["table3"]
     assert (tmp_path / "systematicity.md").is_file() and (tmp_path / "table.md").is_file()
+
+
+def test_task_model_is_read_with_its_own_dictionaries(tmp_path, monkeypatch):
+    """compare_base scores the task model on the test's inputs: a fairseq task model
+    must be loaded with the task corpus's dictionaries, not the test split's (they
+    number the symbols differently; the first full run scored ConvS2S 0.00 that way)."""
+    import compsuite.pipeline as pl
+    from compsuite.registry import get_study
+
+    loaded = []
+    real = pl._translator_loader
+
+    def spy(dictionary_dir, generation):
+        load = real(dictionary_dir, generation)
+        return lambda ck: (loaded.append((str(ck), str(dictionary_dir))), load(ck))[1]
+
+    monkeypatch.setattr(pl, "_translator_loader", spy)
+    study = _study(tmp_path)
+    study.tests = {"productivity": get_study("pcfgset").tests["productivity"]}
+    roots = dict(data_root=tmp_path / "DATA", runs_root=tmp_path / "runs", show=False)
+    (result,) = pl.run_test(study, "productivity", "tiny", **roots)
+    task_ck = result["task_model"]["checkpoint"]
+    test_ck = result["checkpoint"]
+    by_ck = dict(loaded)
+    assert by_ck[task_ck] == str(tmp_path / "DATA/pcfgset/small/seed1/fairseq-bin")
+    assert by_ck[test_ck] == str(tmp_path / "DATA/pcfgset/small/productivity/seed1/fairseq-bin")

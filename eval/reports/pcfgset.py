@@ -313,7 +313,11 @@ def build_study_report(study, profile: str, task_results: list[dict],
         plot = accuracy_per_function({who(r): r["per_function"] for r in rs},
                                      out_dir / "per_function.png")
         report["figures"]["8"] = plot.name
-        md += ["\n### Figure 8: accuracy per function\n", f"![Figure 8]({plot.name})\n"]
+        fns = list(rs[0]["per_function"])
+        md += ["\n### Figure 8: accuracy per function\n", f"![Figure 8]({plot.name})\n",
+               markdown_table(["model"] + fns + ["mean"],
+                              [[who(r)] + [r["per_function"][f] for f in fns] + [r["accuracy"]]
+                               for r in rs])]
 
     # Figure 9: overgeneralisation over training
     if test_results.get("overgeneralisation"):
@@ -335,8 +339,12 @@ def build_study_report(study, profile: str, task_results: list[dict],
                                    title="single functions on strings of growing length",
                                    labels={"length": "string length (symbols)"})
         report["figures"]["10"] = plot.name
+        lengths = sorted({int(n) for r in rs for n in r["breakdown"]["length"]})
         md += ["\n### Figure 10: accuracy on strings of increasing length\n",
-               f"![Figure 10]({plot.name})\n"]
+               f"![Figure 10]({plot.name})\n",
+               markdown_table(["model"] + [str(n) for n in lengths],
+                              [[who(r)] + [r["breakdown"]["length"][str(n)]["accuracy"]
+                                           for n in lengths] for r in rs])]
 
     for test, rs in test_results.items():
         build_test_report(rs, out_dir, test, archs)
