@@ -17,7 +17,7 @@ PY="${COMPSUITE_VENV:-$ROOT/.venv}/bin/python"
 studies=()
 while [[ $# -gt 0 && "$1" != --* ]]; do studies+=("$1"); shift; done
 if [[ ${#studies[@]} -eq 0 ]]; then
-  mapfile -t studies < <("$PY" -c "from compsuite.registry import studies; print('\n'.join(studies()))")
+  mapfile -t studies < <("$PY" -c "from compsuite.registry import default_studies; print('\n'.join(default_studies()))")
 fi
 has_profile=0
 for a in "$@"; do [[ "$a" == "--profile" ]] && has_profile=1; done

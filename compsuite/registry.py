@@ -178,5 +178,16 @@ def studies() -> Registry[Path]:
     return _STUDIES
 
 
+def default_studies() -> list[str]:
+    """The studies ``./run_all.sh`` runs when none is named: every study whose YAML does
+    not say ``run_all: false`` (a study still being built)."""
+    out = []
+    for name, path in studies().items():
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        if raw.get("run_all", True):
+            out.append(name)
+    return out
+
+
 def get_study(name: str) -> Study:
     return load_study(studies().get(name))

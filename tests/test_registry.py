@@ -79,3 +79,11 @@ def test_malformed_study_files_are_clear(tmp_path, text, msg):
     f.write_text(text)
     with pytest.raises(ValueError, match=msg):
         load_study(f)
+
+
+def test_run_all_defaults_to_finished_studies():
+    """`./run_all.sh` without a study runs those not marked `run_all: false`."""
+    from compsuite.registry import default_studies
+
+    assert "pcfgset" in default_studies() and "ctlpp" in studies()
+    assert "ctlpp" not in default_studies()   # until its quick profile is tuned (issue 4)
