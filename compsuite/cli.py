@@ -318,10 +318,14 @@ def cmd_run(a) -> int:
     if not a.test:
         run_profile(study, a.profile, seeds=a.seeds, runs=a.runs, **roots)
     tests = [] if a.no_tests else (a.test or list(study.tests))
+    runs = [r for r in profile.test_runs if not a.runs or r in a.runs]
+    if tests and not runs:
+        print(f"no tests: none of {', '.join(a.runs)} is a test run of profile "
+              f"{profile.name} ({', '.join(profile.test_runs)})", file=sys.stderr)
+        tests = []
     for t in tests:
         if not a.quiet:
             print(f"== test {t}", flush=True)
-        runs = [r for r in profile.test_runs if not a.runs or r in a.runs]
         run_test(study, t, a.profile, seeds=a.seeds, runs=runs, **roots)
     return cmd_report(a)
 

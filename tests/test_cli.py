@@ -138,3 +138,21 @@ def test_report_without_results_and_ctlpp_without_tests_are_clear(tmp_path, caps
         assert f"run 'compsuite run {study} --profile quick' first" in err
     assert main(["run", "ctlpp", "--test", "localism"]) == 2
     assert "CTL++ has no --test" in capsys.readouterr().err
+
+
+def test_run_restricted_to_runs_that_take_no_tests(monkeypatch, capsys):
+    """`--runs` naming only task runs trains those and runs no test (not every test run)."""
+    import compsuite.cli as cli
+    import compsuite.pipeline as pl
+
+    calls = []
+    monkeypatch.setattr(pl, "run_profile", lambda *a, **k: calls.append(("task", k["runs"])))
+    monkeypatch.setattr(pl, "run_test", lambda *a, **k: calls.append(("test", k["runs"])))
+    monkeypatch.setattr(cli, "cmd_report", lambda a: 0)
+    assert cli.main(["run", "pcfgset", "--runs", "transformer-fairseq", "--quiet"]) == 0
+    assert calls == [("task", ["transformer-fairseq"])]
+    assert "none of transformer-fairseq is a test run" in capsys.readouterr().err
+    calls.clear()
+    assert cli.main(["run", "pcfgset", "--runs", "lstms2s-onmt", "--test", "localism",
+                     "--quiet"]) == 0
+    assert calls == [("test", ["lstms2s-onmt"])]
