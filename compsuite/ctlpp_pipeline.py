@@ -40,13 +40,11 @@ def prepare(variant: str, seed: int, data: dict, data_root: Path, show: bool = T
     from compsuite.data_prep.ctlpp import GENERATOR, CTLConfig, generate
     from compsuite.data_prep.ctlpp.generate import SPLITS
 
-    kw = {}
-    name = variant
-    if variant == "S":
-        kw = {"shared_functions": shared_functions if shared_functions is not None else 8,
-              "shared_symbols": shared_symbols if shared_symbols is not None else 2}
-        name = f"S-f{kw['shared_functions']}-s{kw['shared_symbols']}"
+    kw = {k: v for k, v in (("shared_functions", shared_functions),
+                            ("shared_symbols", shared_symbols)) if v is not None}
     cfg = CTLConfig(variant=variant, n_train=data["n_train"], n_test=data["n_test"], **kw)
+    name = (f"S-f{cfg.shared_functions}-s{cfg.shared_symbols}" if variant == "S"
+            else variant)
     base = data_root / "ctlpp" / name / f"n{cfg.n_train}" / f"seed{seed}"
     paths = DataPaths(base / "raw", base / "fairseq-bin", base / "onmt")
     if not is_complete(paths.raw, GENERATOR, cfg.as_args()):

@@ -55,7 +55,6 @@ def build_report(study, profile: str, table1: list[dict], grid: list[dict],
                                      "iid": iid, "ood": ood, "share_above": share,
                                      "paper_ood": p})
         rows.append(row)
-    labels = sorted({r.get("dataset_label", "") for r in table1} - {""})
     md = [f"# CTL++ (Csordás et al. 2022): {profile} profile\n",
           f"Paper numbers: {paper['source']}. Each cell: mean ± std over seeds of the "
           "accuracy on the IID and OOD test sets; the share of seeds whose OOD accuracy "

@@ -70,18 +70,19 @@ def build_report(results: list[dict], out_dir: str | Path, profile: str, study_t
     return report
 
 
-def _pairwise_welch(groups: dict, architectures: dict) -> list[dict]:
-    """Welch's t-test for every pair of (architecture, toolkit) groups."""
+def _welch_pairs(groups: dict[str, list[float]]) -> list[dict]:
+    """Welch's t-test for every pair of groups (label -> per-seed values), in order."""
     from compsuite.eval.metrics.significance import welch
 
-    keys = sorted(groups)
-    out = []
-    for i, ka in enumerate(keys):
-        for kb in keys[i + 1:]:
-            res = welch([r["accuracy"] for r in groups[ka]], [r["accuracy"] for r in groups[kb]])
-            out.append({"a": f"{architectures[ka[0]]['paper_name']} ({ka[1]})",
-                        "b": f"{architectures[kb[0]]['paper_name']} ({kb[1]})", **res})
-    return out
+    keys = list(groups)
+    return [{"a": a, "b": b, **welch(groups[a], groups[b])}
+            for i, a in enumerate(keys) for b in keys[i + 1:]]
+
+
+def _pairwise_welch(groups: dict, architectures: dict) -> list[dict]:
+    """Welch's t-test for every pair of (architecture, toolkit) groups."""
+    return _welch_pairs({f"{architectures[a]['paper_name']} ({t})":
+                         [r["accuracy"] for r in groups[(a, t)]] for a, t in sorted(groups)})
 
 
 def _toolkit_name(toolkit: str, paper_setup: bool) -> str:
@@ -355,13 +356,7 @@ def build_study_report(study, profile: str, task_results: list[dict],
 
 
 def _welch_between(per_arch: dict, archs: dict) -> list[dict]:
-    from compsuite.eval.metrics.significance import welch
-
-    keys = [a for a in archs if a in per_arch]
-    out = []
-    for i, a in enumerate(keys):
-        for b in keys[i + 1:]:
-            res = welch(per_arch[a]["values"], per_arch[b]["values"])
-            if res["t"] is not None:
-                out.append({"a": archs[a]["paper_name"], "b": archs[b]["paper_name"], **res})
-    return out
+    """Welch's t-tests between architectures (those defined, i.e. >= 2 seeds each)."""
+    pairs = _welch_pairs({archs[a]["paper_name"]: per_arch[a]["values"]
+                          for a in archs if a in per_arch})
+    return [p for p in pairs if p["t"] is not None]
