@@ -336,9 +336,9 @@ def _run_ctlpp(a, study) -> int:
     if a.test:
         return _fail("CTL++ has no --test; it runs Table 1 and the S grid (--no-grid)")
     roots = dict(data_root=Path(a.data_root), runs_root=Path(a.runs_root), show=not a.quiet)
-    run_table1(study, a.profile, seeds=a.seeds, runs=a.runs, **roots)
+    run_table1(study, a.profile, seeds=a.seeds, runs=a.runs, jobs=a.jobs, **roots)
     if not (a.no_grid or a.no_tests):
-        run_grid(study, a.profile, runs=a.runs, **roots)
+        run_grid(study, a.profile, runs=a.runs, jobs=a.jobs, **roots)
     return cmd_report(a)
 
 
@@ -535,6 +535,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="only the task runs (task accuracy), no tests")
             r.add_argument("--no-grid", action="store_true",
                            help="CTL++: only Table 1, not the S-variant grid")
+            r.add_argument("--jobs", type=int, metavar="N",
+                           help="CTL++: trainings side by side, each with an equal share "
+                                "of the CPU threads (default: the profile's `jobs`, else 1)")
             r.add_argument("--data-root", default="DATA")
             r.add_argument("--quiet", action="store_true", help="no progress bars")
         r.set_defaults(func=func)

@@ -14,6 +14,7 @@ Every step is skipped when its output exists (manifest, ``train.json``,
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import yaml
@@ -42,10 +43,16 @@ def prepare(variant: str, seed: int, data: dict, data_root: Path, show: bool = T
 
     kw = {k: v for k, v in (("shared_functions", shared_functions),
                             ("shared_symbols", shared_symbols)) if v is not None}
-    cfg = CTLConfig(variant=variant, n_train=data["n_train"], n_test=data["n_test"], **kw)
+    allowed = set(CTLConfig.__dataclass_fields__) - {"variant", "shared_functions",
+                                                     "shared_symbols"}
+    if set(data) - allowed:
+        raise ValueError(f"CTL++ profile data: unknown keys {sorted(set(data) - allowed)}; "
+                         f"allowed: {', '.join(sorted(allowed))}")
+    cfg = CTLConfig(**{**data, **kw, "variant": variant})
     name = (f"S-f{cfg.shared_functions}-s{cfg.shared_symbols}" if variant == "S"
             else variant)
-    base = data_root / "ctlpp" / name / f"n{cfg.n_train}" / f"seed{seed}"
+    size = f"n{cfg.n_train}" + ("" if cfg.max_length == 6 else f"-len{cfg.max_length}")
+    base = data_root / "ctlpp" / name / size / f"seed{seed}"
     paths = DataPaths(base / "raw", base / "fairseq-bin", base / "onmt")
     if not is_complete(paths.raw, GENERATOR, cfg.as_args()):
         generate(paths.raw, cfg, seed=seed, progress=show)
@@ -75,12 +82,13 @@ def evaluate(checkpoint: str, data: DataPaths, analyses: bool = True) -> dict:
 
 
 def _one(study: Study, profile: str, run_name: str, variant_dir: str, data: DataPaths,
-         seed: int, runs_root: Path, revision, show: bool, analyses: bool, extra: dict) -> dict:
+         seed: int, runs_root: Path, revision, show: bool, analyses: bool, extra: dict,
+         threads: int | None = None) -> dict:
     run = study.run(run_name)
     run_dir = runs_root / study.name / profile / variant_dir / run.name / f"seed{seed}"
 
     def compute():
-        info = TRAIN["fairseq"](run, profile, data, run_dir, seed, show=show)
+        info = TRAIN["fairseq"](run, profile, data, run_dir, seed, show=show, threads=threads)
         return {"study": study.name, "profile": profile, "run": run.name,
                 "architecture": run.architecture, "seed": seed, **extra,
                 "checkpoint": info["checkpoint"], "train_wall_s": info.get("wall_s"),
@@ -90,40 +98,67 @@ def _one(study: Study, profile: str, run_name: str, variant_dir: str, data: Data
     return _stored(run_dir / "result.json", compute)
 
 
+def jobs_for(study: Study, profile: str, jobs: int | None = None) -> int:
+    """How many trainings run side by side: ``jobs``, else the profile's ``jobs``
+    (default 1)."""
+    n = jobs if jobs is not None else profile_spec(study, profile).get("jobs", 1)
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"{study.source}: profiles.{profile}.jobs must be a positive "
+                         f"integer, not {n!r}")
+    return n
+
+
+def _execute(tasks: list, jobs: int) -> list[dict]:
+    """Run the zero-argument ``tasks`` (each trains one model in a subprocess, then
+    evaluates it), ``jobs`` at a time; results in the order given.  With several jobs,
+    each training gets an equal share of the CPU threads."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return [t(None) for t in tasks]
+    from concurrent.futures import ThreadPoolExecutor
+
+    import compsuite.eval.ctlpp  # noqa: F401  (import fairseq once, before the threads)
+
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(t, threads) for t in tasks]
+        return [f.result() for f in futures]
+
+
 def run_table1(study: Study, profile: str, seeds=None, runs=None, data_root=Path("DATA"),
-               runs_root=Path("runs"), show=True) -> list[dict]:
+               runs_root=Path("runs"), show=True, jobs: int | None = None) -> list[dict]:
     spec = profile_spec(study, profile)
     prof = study.profile(profile)
     revision = git_revision()
-    results = []
+    tasks = []
     for variant in spec["variants"]:
         for seed in seeds or prof.seeds:
             data = prepare(variant, seed, spec["data"], data_root, show)
             for run_name in runs or prof.runs:
-                results.append(_one(study, profile, run_name, variant, data, seed, runs_root,
-                                    revision, show, True, {"variant": variant}))
-    return results
+                tasks.append(lambda threads, v=variant, s=seed, d=data, r=run_name: _one(
+                    study, profile, r, v, d, s, runs_root, revision, show, True,
+                    {"variant": v}, threads))
+    return _execute(tasks, jobs_for(study, profile, jobs))
 
 
 def run_grid(study: Study, profile: str, runs=None, data_root=Path("DATA"),
-             runs_root=Path("runs"), show=True) -> list[dict]:
+             runs_root=Path("runs"), show=True, jobs: int | None = None) -> list[dict]:
     """The S variant over shared functions x shared symbols (figures 4, 7, 8)."""
     spec = profile_spec(study, profile)
     grid = spec.get("grid")
     if not grid:
         return []
     revision = git_revision()
-    results = []
+    tasks = []
     for k in grid["shared_functions"]:
         for m in grid["shared_symbols"]:
             for seed in grid.get("seeds", [1]):
                 data = prepare("S", seed, spec["data"], data_root, show, k, m)
+                extra = {"variant": "S", "shared_functions": k, "shared_symbols": m}
                 for run_name in runs or grid["runs"]:
-                    results.append(_one(study, profile, run_name, f"S-f{k}-s{m}", data, seed,
-                                        runs_root, revision, show, False,
-                                        {"variant": "S", "shared_functions": k,
-                                         "shared_symbols": m}))
-    return results
+                    tasks.append(lambda threads, d=data, s=seed, r=run_name, e=extra, k=k, m=m:
+                                 _one(study, profile, r, f"S-f{k}-s{m}", d, s, runs_root,
+                                      revision, show, False, e, threads))
+    return _execute(tasks, jobs_for(study, profile, jobs))
 
 
 def collect(study: Study, profile: str, runs_root=Path("runs")) -> tuple[list, list]:

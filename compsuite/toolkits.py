@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import time
@@ -48,9 +49,11 @@ def cuda_available() -> bool:
 
 
 def run_with_progress(cmd: list[str], log: Path, desc: str, total: int | None,
-                      step_pattern: str, show: bool = True) -> None:
+                      step_pattern: str, show: bool = True,
+                      env: dict[str, str] | None = None) -> None:
     """Run ``cmd``, copy its output to ``log``, and show a progress bar driven by the
-    step numbers the toolkit prints (``step_pattern``'s first group)."""
+    step numbers the toolkit prints (``step_pattern``'s first group).  ``env``: extra
+    environment variables for the command."""
     from tqdm import tqdm
 
     rx = re.compile(step_pattern)
@@ -59,7 +62,8 @@ def run_with_progress(cmd: list[str], log: Path, desc: str, total: int | None,
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"# {' '.join(cmd)}\n")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, bufsize=1)
+                                text=True, bufsize=1,
+                                env={**os.environ, **env} if env else None)
         assert proc.stdout is not None
         for line in proc.stdout:
             fh.write(line)
@@ -150,9 +154,19 @@ def fairseq_train_args(run: Run, profile: str) -> dict[str, Any]:
     return _merge(_merge(FAIRSEQ_TASK_ARGS, run.args), override)
 
 
+def thread_env(threads: int | None) -> dict[str, str] | None:
+    """Environment that limits a training process to ``threads`` CPU threads (for
+    trainings that run side by side); None leaves the defaults."""
+    if not threads:
+        return None
+    return {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+
+
 def fairseq_train(run: Run, profile: str, data: DataPaths, run_dir: Path, seed: int,
-                  show: bool = True, extra: dict | None = None) -> dict:
-    """``extra``: options a test adds to this run's training (merged last)."""
+                  show: bool = True, extra: dict | None = None,
+                  threads: int | None = None) -> dict:
+    """``extra``: options a test adds to this run's training (merged last);
+    ``threads``: CPU threads for the training process (default: torch's)."""
     args = _merge(fairseq_train_args(run, profile), extra)
     args.update(seed=seed, save_dir=str(run_dir / "checkpoints"))
     if not cuda_available():
@@ -169,12 +183,13 @@ def fairseq_train(run: Run, profile: str, data: DataPaths, run_dir: Path, seed: 
     total = args.get("max_update")
     start = time.time()
     run_with_progress(cmd, run_dir / "train.log", f"train {run.name}", total,
-                      r"num_updates[= ](\d+)", show=show)
+                      r"num_updates[= ](\d+)", show=show, env=thread_env(threads))
     ckpt = run_dir / "checkpoints" / "checkpoint_best.pt"
     if not ckpt.is_file():
         raise RuntimeError(f"fairseq-train finished without {ckpt}; see {run_dir / 'train.log'}")
     return _finish(run_dir, {"toolkit": "fairseq", "checkpoint": str(ckpt), "config_hash": h,
-                             "args": args, "wall_s": round(time.time() - start, 1)})
+                             "args": args, "wall_s": round(time.time() - start, 1),
+                             "threads": threads})
 
 
 def fairseq_predict(run_dir: Path, data: DataPaths, split: str, generation: dict,

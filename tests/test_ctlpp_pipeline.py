@@ -2,6 +2,7 @@
 a few updates with fairseq-train --user-dir fairseq_plugins, IID/OOD evaluation, the
 representation analysis, the S grid and the report; a second run skips everything."""
 import json
+import os
 
 import pytest
 import yaml
@@ -35,8 +36,10 @@ def test_ctlpp_end_to_end(tmp_path):
 
     study = _study(tmp_path)
     roots = dict(data_root=tmp_path / "DATA", runs_root=tmp_path / "runs", show=False)
-    t1 = run_table1(study, "tiny", **roots)
-    assert len(t1) == 6 and {r["variant"] for r in t1} == {"A", "R"}
+    t1 = run_table1(study, "tiny", jobs=2, **roots)      # two trainings side by side
+    assert [(r["variant"], r["run"]) for r in t1] == [(v, r) for v in "AR" for r in TINY]
+    ck = json.loads((tmp_path / "runs/ctlpp/tiny/R/bilstm-fairseq/seed1/train.json").read_text())
+    assert ck["threads"] == max(1, (os.cpu_count() or 1) // 2)
     for r in t1:
         assert 0 <= r["test_ood"]["accuracy"] <= 1 and r["test_ood"]["n"] == 40
         assert set(r["test_ood"]["by_length"]) == {"2", "3", "4", "5", "6"}
@@ -88,3 +91,24 @@ def test_ctlpp_paper_configs_load_and_run_one_update(tmp_path):
         assert (tmp_path / run_name / "checkpoint_last.pt").is_file()
         params = [ln for ln in r.stdout.splitlines() if "num. shared model params" in ln]
         assert params, r.stdout[-2000:]
+
+
+def test_ctlpp_profile_data_scales_the_task(tmp_path):
+    """A profile's `data:` sets any generator size (the quick profile's scaled-down
+    task); an unknown key is an error that names it."""
+    from compsuite.ctlpp_pipeline import jobs_for, prepare
+    from compsuite.data_prep.common.manifest import read_manifest
+
+    small = {"n_train": 300, "n_test": 20, "n_functions": 16, "max_length": 3}
+    paths = prepare("A", 1, small, tmp_path, show=False)
+    assert paths.raw.parent.name == "seed1" and paths.raw.parent.parent.name == "n300-len3"
+    m = read_manifest(paths.raw)
+    assert m["args"]["n_functions"] == 16 and len(m["functions"]) == 16
+    assert max(len(s.split()) - 1 for s in (paths.raw / "train.src").read_text().splitlines()) == 3
+    with pytest.raises(ValueError, match="unknown keys.*'n_funcs'"):
+        prepare("A", 1, {"n_train": 300, "n_test": 20, "n_funcs": 16}, tmp_path, show=False)
+    study = get_study("ctlpp")
+    assert jobs_for(study, "quick") == 2 and jobs_for(study, "paper") == 1
+    assert jobs_for(study, "paper", 3) == 3
+    with pytest.raises(ValueError, match="jobs"):
+        jobs_for(study, "quick", 0)

@@ -59,6 +59,13 @@ def build_report(study, profile: str, table1: list[dict], grid: list[dict],
           f"Paper numbers: {paper['source']}. Each cell: mean ± std over seeds of the "
           "accuracy on the IID and OOD test sets; the share of seeds whose OOD accuracy "
           f"exceeds {THRESHOLD:.0%}.\n"]
+    from compsuite.ctlpp_pipeline import profile_spec
+    from compsuite.data_prep.ctlpp import CTLConfig
+
+    task = CTLConfig(**profile_spec(study, profile)["data"]).as_args()
+    task.pop("variant")
+    report["task"] = task
+    md.append("Task: " + ", ".join(f"{k} {v}" for k, v in task.items()) + ".\n")
     if profile != "paper":
         md.append(f"The {profile} profile ({study.profile(profile).description}) shows every "
                   "step working; its numbers are not comparable with the paper's.\n")
@@ -67,6 +74,8 @@ def build_report(study, profile: str, table1: list[dict], grid: list[dict],
 
     # per-length accuracy
     len_rows = []
+    lengths = sorted({int(n) for r in table1 for split in ("test_iid", "test_ood")
+                      for n in r[split]["by_length"]})
     for (a, v), rs in sorted(groups.items()):
         for split in ("test_iid", "test_ood"):
             by: dict = defaultdict(list)
@@ -74,10 +83,10 @@ def build_report(study, profile: str, table1: list[dict], grid: list[dict],
                 for n, d in r[split]["by_length"].items():
                     by[n].append(d["accuracy"])
             len_rows.append([archs[a]["paper_name"], v, split.replace("test_", "").upper()]
-                            + [_ms(by.get(str(n), [])) for n in range(2, 7)])
+                            + [_ms(by.get(str(n), [])) for n in lengths])
     if len_rows:
         md += ["\nAccuracy by number of composed functions:\n",
-               markdown_table(["model", "variant", "test"] + [str(n) for n in range(2, 7)],
+               markdown_table(["model", "variant", "test"] + [str(n) for n in lengths],
                               len_rows)]
 
     # representations and compatibility (first seed of each model and variant)
