@@ -132,10 +132,16 @@ def plot_similarity(result: dict, out: str | Path, symbols: list[str] | None = N
 
     plt = pyplot()
     syms = symbols or list(result["per_symbol"])
-    fig, axes = plt.subplots(1, len(syms), figsize=(2.6 * len(syms), 2.8), squeeze=False)
+    ncols = min(4, len(syms))
+    nrows = -(-len(syms) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.3 * ncols + 0.8, 2.3 * nrows),
+                             squeeze=False)
+    flat = axes.ravel().tolist()
+    for ax in flat[len(syms):]:
+        ax.axis("off")
     fns = result["functions"]
     bounds = [i for i in range(1, len(fns)) if result["groups"][fns[i]] != result["groups"][fns[i - 1]]]
-    for ax, s in zip(axes[0], syms):
+    for ax, s in zip(flat, syms):
         im = ax.imshow(result["per_symbol"][s], vmin=-1, vmax=1, cmap="RdBu_r")
         for b in bounds:
             ax.axhline(b - 0.5, color="k", lw=0.6)
@@ -143,7 +149,7 @@ def plot_similarity(result: dict, out: str | Path, symbols: list[str] | None = N
         ax.set_title(f"symbol {s}", fontsize=8)
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8)
+    fig.colorbar(im, ax=flat, shrink=0.8)
     return save(fig, out)
 
 

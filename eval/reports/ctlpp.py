@@ -67,8 +67,8 @@ def build_report(study, profile: str, table1: list[dict], grid: list[dict],
     report["task"] = task
     md.append("Task: " + ", ".join(f"{k} {v}" for k, v in task.items()) + ".\n")
     if profile != "paper":
-        md.append(f"The {profile} profile ({study.profile(profile).description}) shows every "
-                  "step working; its numbers are not comparable with the paper's.\n")
+        md.append(f"The {profile} profile shows every step working; its numbers are not "
+                  f"comparable with the paper's. Profile: {study.profile(profile).description}.\n")
     if rows:
         md += ["## Table 1\n", markdown_table(head, rows)]
 
