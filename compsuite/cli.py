@@ -60,7 +60,8 @@ def cmd_ctlpp_generate(a) -> int:
     from compsuite.data_prep.ctlpp.generate import SPLITS
 
     cfg = CTLConfig(variant=a.variant, n_train=a.n_train, n_test=a.n_test,
-                    max_length=a.max_length, shared_functions=a.shared_functions,
+                    max_length=a.max_length, n_functions=a.n_functions,
+                    shared_functions=a.shared_functions,
                     shared_symbols=a.shared_symbols)
     out = Path(a.out)
     raw = out / "raw" if a.toolkits else out
@@ -463,7 +464,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="S: symbols a shared function sees from both paths")
     cg.add_argument("--n-train", type=int, default=300_000)
     cg.add_argument("--n-test", type=int, default=1_000)
-    cg.add_argument("--max-length", type=int, default=6)
+    cg.add_argument("--max-length", type=int, default=6, help="most functions composed")
+    cg.add_argument("--n-functions", type=int, default=32,
+                    help="functions (even; the quick profile's scaled-down task uses 16)")
     cg.add_argument("--toolkits", nargs="*", default=[], choices=["fairseq"],
                     help="also write fairseq-binarised data (then the text goes to OUT/raw)")
     cg.add_argument("--quiet", action="store_true")

@@ -156,3 +156,21 @@ def test_run_restricted_to_runs_that_take_no_tests(monkeypatch, capsys):
     assert cli.main(["run", "pcfgset", "--runs", "lstms2s-onmt", "--test", "localism",
                      "--quiet"]) == 0
     assert calls == [("test", ["lstms2s-onmt"])]
+
+
+def test_ctlpp_generate_cli_scaled_task_and_bad_config(tmp_path):
+    """`compsuite data ctlpp generate` takes the scaled-down task's sizes; a config the
+    generator refuses is a one-line error, not a traceback."""
+    out = tmp_path / "A"
+    r = run(["data", "ctlpp", "generate", "--variant", "A", "--seed", "3", "--out", str(out),
+             "--n-train", "200", "--n-test", "20", "--n-functions", "16", "--max-length", "3",
+             "--quiet"])
+    assert r.returncode == 0, r.stderr
+    m = json.loads((out / "manifest.json").read_text())
+    assert len(m["functions"]) == 16 and m["args"]["max_length"] == 3 and m["seed"] == 3
+    assert {len(line.split("\t")[0].split()) - 1
+            for line in (out / "train.tsv").read_text().splitlines()} == {1, 2, 3}
+    r = run(["data", "ctlpp", "generate", "--variant", "A", "--out", str(tmp_path / "B"),
+             "--n-functions", "15", "--quiet"])
+    assert r.returncode != 0 and "n_functions must be even" in r.stderr
+    assert "Traceback" not in r.stderr

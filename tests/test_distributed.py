@@ -50,11 +50,17 @@ def test_two_fairseq_train_workers_with_user_dir(tiny_data, tmp_path):
 
 def _register_in_fresh_process(user_dir: str, queue) -> None:
     from fairseq import utils
+    from fairseq.criterions import CRITERION_REGISTRY
+    from fairseq.models import ARCH_MODEL_REGISTRY
     from fairseq.tasks import TASK_REGISTRY
 
     utils.import_user_module(Namespace(user_dir=user_dir))
     utils.import_user_module(Namespace(user_dir=user_dir))  # a second import is a no-op
-    queue.put(TASK_REGISTRY["pcfgset_translation"].__module__)
+    queue.put([TASK_REGISTRY["pcfgset_translation"].__module__,
+               TASK_REGISTRY["ctlpp_classification"].__module__,
+               CRITERION_REGISTRY["ctlpp_classification"].__module__]
+              + [ARCH_MODEL_REGISTRY[a].__module__
+                 for a in ("ctlpp_bilstm", "ctlpp_transformer", "ctlpp_ndr")])
 
 
 def test_plugin_registers_in_a_spawned_process():
@@ -65,4 +71,7 @@ def test_plugin_registers_in_a_spawned_process():
     p.start()
     p.join(120)
     assert p.exitcode == 0
-    assert q.get(timeout=5) == "fairseq_plugins.tasks.pcfgset_translation"
+    assert q.get(timeout=5) == ["fairseq_plugins.tasks.pcfgset_translation",
+                                "fairseq_plugins.tasks.ctlpp_classification",
+                                "fairseq_plugins.criterions.ctlpp_classification"] + [
+                                    "fairseq_plugins.models.ctlpp"] * 3
