@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 import yaml
@@ -51,7 +52,11 @@ def prepare(variant: str, seed: int, data: dict, data_root: Path, show: bool = T
     cfg = CTLConfig(**{**data, **kw, "variant": variant})
     name = (f"S-f{cfg.shared_functions}-s{cfg.shared_symbols}" if variant == "S"
             else variant)
-    size = f"n{cfg.n_train}" + ("" if cfg.max_length == 6 else f"-len{cfg.max_length}")
+    default = CTLConfig(variant=variant)
+    size = f"n{cfg.n_train}" + "".join(   # a scaled-down task gets its own folder
+        f"-{tag}{getattr(cfg, key)}" for key, tag in
+        (("n_symbols", "sym"), ("n_functions", "f"), ("max_length", "len"))
+        if getattr(cfg, key) != getattr(default, key))
     base = data_root / "ctlpp" / name / size / f"seed{seed}"
     paths = DataPaths(base / "raw", base / "fairseq-bin", base / "onmt")
     if not is_complete(paths.raw, GENERATOR, cfg.as_args()):
@@ -109,9 +114,10 @@ def jobs_for(study: Study, profile: str, jobs: int | None = None) -> int:
 
 
 def _execute(tasks: list, jobs: int) -> list[dict]:
-    """Run the zero-argument ``tasks`` (each trains one model in a subprocess, then
-    evaluates it), ``jobs`` at a time; results in the order given.  With several jobs,
-    each training gets an equal share of the CPU threads."""
+    """Run ``tasks`` (each trains one model in a subprocess, then evaluates it; called
+    with the CPU threads its training may use, None for torch's default), ``jobs`` at a
+    time; results in the order given.  With several jobs, each training gets an equal
+    share of the CPU threads."""
     if jobs <= 1 or len(tasks) <= 1:
         return [t(None) for t in tasks]
     from concurrent.futures import ThreadPoolExecutor
@@ -134,9 +140,8 @@ def run_table1(study: Study, profile: str, seeds=None, runs=None, data_root=Path
         for seed in seeds or prof.seeds:
             data = prepare(variant, seed, spec["data"], data_root, show)
             for run_name in runs or prof.runs:
-                tasks.append(lambda threads, v=variant, s=seed, d=data, r=run_name: _one(
-                    study, profile, r, v, d, s, runs_root, revision, show, True,
-                    {"variant": v}, threads))
+                tasks.append(partial(_one, study, profile, run_name, variant, data, seed,
+                                     runs_root, revision, show, True, {"variant": variant}))
     return _execute(tasks, jobs_for(study, profile, jobs))
 
 
@@ -155,9 +160,8 @@ def run_grid(study: Study, profile: str, runs=None, data_root=Path("DATA"),
                 data = prepare("S", seed, spec["data"], data_root, show, k, m)
                 extra = {"variant": "S", "shared_functions": k, "shared_symbols": m}
                 for run_name in runs or grid["runs"]:
-                    tasks.append(lambda threads, d=data, s=seed, r=run_name, e=extra, k=k, m=m:
-                                 _one(study, profile, r, f"S-f{k}-s{m}", d, s, runs_root,
-                                      revision, show, False, e, threads))
+                    tasks.append(partial(_one, study, profile, run_name, f"S-f{k}-s{m}", data,
+                                         seed, runs_root, revision, show, False, extra))
     return _execute(tasks, jobs_for(study, profile, jobs))
 
 

@@ -101,7 +101,9 @@ def test_ctlpp_profile_data_scales_the_task(tmp_path):
 
     small = {"n_train": 300, "n_test": 20, "n_functions": 16, "max_length": 3}
     paths = prepare("A", 1, small, tmp_path, show=False)
-    assert paths.raw.parent.name == "seed1" and paths.raw.parent.parent.name == "n300-len3"
+    assert paths.raw.parent.name == "seed1" and paths.raw.parent.parent.name == "n300-f16-len3"
+    full = prepare("A", 1, {"n_train": 300, "n_test": 20}, tmp_path, show=False)
+    assert full.raw.parent.parent.name == "n300"             # the paper's sizes: no suffix
     m = read_manifest(paths.raw)
     assert m["args"]["n_functions"] == 16 and len(m["functions"]) == 16
     assert max(len(s.split()) - 1 for s in (paths.raw / "train.src").read_text().splitlines()) == 3
