@@ -34,7 +34,20 @@ def profile_spec(study: Study, profile: str) -> dict:
     for key in ("variants", "data"):
         if key not in spec:
             raise ValueError(f"{study.source}: profiles.{profile}: missing '{key}'")
+    check_data_keys(spec["data"], f"{study.source}: profiles.{profile}.data")
     return spec
+
+
+def check_data_keys(data: dict, where: str) -> None:
+    """A profile's ``data:`` may set the generator's sizes (not the variant or S's
+    parameters, which the runner sets); anything else is an error naming ``where``."""
+    from compsuite.data_prep.ctlpp import CTLConfig
+
+    allowed = set(CTLConfig.__dataclass_fields__) - {"variant", "shared_functions",
+                                                     "shared_symbols"}
+    if set(data) - allowed:
+        raise ValueError(f"{where}: unknown keys {sorted(set(data) - allowed)}; "
+                         f"allowed: {', '.join(sorted(allowed))}")
 
 
 def prepare(variant: str, seed: int, data: dict, data_root: Path, show: bool = True,
@@ -44,11 +57,7 @@ def prepare(variant: str, seed: int, data: dict, data_root: Path, show: bool = T
 
     kw = {k: v for k, v in (("shared_functions", shared_functions),
                             ("shared_symbols", shared_symbols)) if v is not None}
-    allowed = set(CTLConfig.__dataclass_fields__) - {"variant", "shared_functions",
-                                                     "shared_symbols"}
-    if set(data) - allowed:
-        raise ValueError(f"CTL++ profile data: unknown keys {sorted(set(data) - allowed)}; "
-                         f"allowed: {', '.join(sorted(allowed))}")
+    check_data_keys(data, "CTL++ data")
     cfg = CTLConfig(**{**data, **kw, "variant": variant})
     name = (f"S-f{cfg.shared_functions}-s{cfg.shared_symbols}" if variant == "S"
             else variant)

@@ -96,7 +96,7 @@ def test_ctlpp_paper_configs_load_and_run_one_update(tmp_path):
 def test_ctlpp_profile_data_scales_the_task(tmp_path):
     """A profile's `data:` sets any generator size (the quick profile's scaled-down
     task); an unknown key is an error that names it."""
-    from compsuite.ctlpp_pipeline import jobs_for, prepare
+    from compsuite.ctlpp_pipeline import jobs_for, prepare, profile_spec
     from compsuite.data_prep.common.manifest import read_manifest
 
     small = {"n_train": 300, "n_test": 20, "n_functions": 16, "max_length": 3}
@@ -110,6 +110,12 @@ def test_ctlpp_profile_data_scales_the_task(tmp_path):
     with pytest.raises(ValueError, match="unknown keys.*'n_funcs'"):
         prepare("A", 1, {"n_train": 300, "n_test": 20, "n_funcs": 16}, tmp_path, show=False)
     study = get_study("ctlpp")
+    raw = yaml.safe_load(study.source.read_text())
+    raw["profiles"]["quick"]["data"]["n_funcs"] = 16
+    bad = tmp_path / "ctlpp.yaml"
+    bad.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ValueError, match=r"ctlpp.yaml: profiles.quick.data: unknown keys"):
+        profile_spec(load_study(bad), "quick")
     assert jobs_for(study, "quick") == 2 and jobs_for(study, "paper") == 1
     assert jobs_for(study, "paper", 3) == 3
     with pytest.raises(ValueError, match="jobs"):
