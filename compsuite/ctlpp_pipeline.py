@@ -117,8 +117,8 @@ def jobs_for(study: Study, profile: str, jobs: int | None = None) -> int:
     (default 1)."""
     n = jobs if jobs is not None else profile_spec(study, profile).get("jobs", 1)
     if not isinstance(n, int) or n < 1:
-        raise ValueError(f"{study.source}: profiles.{profile}.jobs must be a positive "
-                         f"integer, not {n!r}")
+        where = "--jobs" if jobs is not None else f"{study.source}: profiles.{profile}.jobs"
+        raise ValueError(f"{where} must be a positive integer, not {n!r}")
     return n
 
 
@@ -143,6 +143,7 @@ def run_table1(study: Study, profile: str, seeds=None, runs=None, data_root=Path
                runs_root=Path("runs"), show=True, jobs: int | None = None) -> list[dict]:
     spec = profile_spec(study, profile)
     prof = study.profile(profile)
+    jobs = jobs_for(study, profile, jobs)   # a bad value fails before any data is made
     revision = git_revision()
     tasks = []
     for variant in spec["variants"]:
@@ -151,7 +152,7 @@ def run_table1(study: Study, profile: str, seeds=None, runs=None, data_root=Path
             for run_name in runs or prof.runs:
                 tasks.append(partial(_one, study, profile, run_name, variant, data, seed,
                                      runs_root, revision, show, True, {"variant": variant}))
-    return _execute(tasks, jobs_for(study, profile, jobs))
+    return _execute(tasks, jobs)
 
 
 def run_grid(study: Study, profile: str, runs=None, data_root=Path("DATA"),
@@ -161,6 +162,7 @@ def run_grid(study: Study, profile: str, runs=None, data_root=Path("DATA"),
     grid = spec.get("grid")
     if not grid:
         return []
+    jobs = jobs_for(study, profile, jobs)
     revision = git_revision()
     tasks = []
     for k in grid["shared_functions"]:
@@ -171,7 +173,7 @@ def run_grid(study: Study, profile: str, runs=None, data_root=Path("DATA"),
                 for run_name in runs or grid["runs"]:
                     tasks.append(partial(_one, study, profile, run_name, f"S-f{k}-s{m}", data,
                                          seed, runs_root, revision, show, False, extra))
-    return _execute(tasks, jobs_for(study, profile, jobs))
+    return _execute(tasks, jobs)
 
 
 def collect(study: Study, profile: str, runs_root=Path("runs")) -> tuple[list, list]:

@@ -174,3 +174,11 @@ def test_ctlpp_generate_cli_scaled_task_and_bad_config(tmp_path):
              "--n-functions", "15", "--quiet"])
     assert r.returncode != 0 and "n_functions must be even" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_ctlpp_bad_jobs_fails_before_any_work(tmp_path):
+    r = run(["run", "ctlpp", "--jobs", "0", "--quiet", "--data-root", str(tmp_path / "DATA"),
+             "--runs-root", str(tmp_path / "runs")])
+    assert r.returncode == 1 and "--jobs must be a positive integer, not 0" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "DATA").exists() and not (tmp_path / "runs").exists()

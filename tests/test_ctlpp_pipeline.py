@@ -120,3 +120,10 @@ def test_ctlpp_profile_data_scales_the_task(tmp_path):
     assert jobs_for(study, "paper", 3) == 3
     with pytest.raises(ValueError, match="jobs"):
         jobs_for(study, "quick", 0)
+    with pytest.raises(ValueError, match=r"^--jobs must be a positive integer, not 0$"):
+        jobs_for(study, "quick", 0)
+    raw["profiles"]["quick"]["data"].pop("n_funcs")
+    raw["profiles"]["quick"]["jobs"] = 0
+    bad.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ValueError, match=r"ctlpp.yaml: profiles.quick.jobs must be a positive"):
+        jobs_for(load_study(bad), "quick")
