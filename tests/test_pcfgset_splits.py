@@ -3,6 +3,7 @@ from dataclasses import replace
 
 import pytest
 
+from compsuite.errors import ConfigError
 from compsuite.data_prep.pcfgset import FULL, interpret, parse
 from compsuite.data_prep.pcfgset.grammar import TWIN_SUFFIX, base_function
 from compsuite.data_prep.pcfgset.splits import (
@@ -218,6 +219,6 @@ def test_an_impossible_split_is_a_clear_error(tmp_path):
     """A limit the config's depth cannot exceed fails with a message, not a hang."""
     from compsuite.data_prep.pcfgset import SMALL
 
-    with pytest.raises(RuntimeError, match="cannot produce them"):
+    with pytest.raises(ConfigError, match="cannot produce them"):
         productivity(tmp_path, replace(SMALL, productivity_max_train_functions=8), seed=1,
                      n_train=100, n_valid=10, n_test=10)

@@ -12,8 +12,10 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from compsuite.errors import UserError
 
-class DataError(ValueError):
+
+class DataError(UserError, ValueError):
     """Bad input data; the message names the file and, where known, the line."""
 
 

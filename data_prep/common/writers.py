@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from compsuite.errors import ToolkitError
+
 from .io import DataError, atomic_open, iter_lines
 from .manifest import is_complete, write_manifest
 
@@ -31,7 +33,7 @@ def toolkit_command(name: str) -> list[str]:
         return [str(local)]
     found = shutil.which(name)
     if not found:
-        raise FileNotFoundError(f"'{name}' not found; run scripts/setup_env.sh first")
+        raise ToolkitError(f"'{name}' not found; run scripts/setup_env.sh first")
     return [found]
 
 
@@ -42,7 +44,7 @@ def run_logged(cmd: Sequence[str], log: Path, what: str, cwd: Path | None = None
         proc = subprocess.run(list(cmd), stdout=fh, stderr=subprocess.STDOUT, cwd=cwd)
     if proc.returncode != 0:
         tail = "".join(log.read_text(encoding="utf-8", errors="replace").splitlines(True)[-15:])
-        raise RuntimeError(f"{what} failed (exit {proc.returncode}); log {log}:\n{tail}")
+        raise ToolkitError(f"{what} failed (exit {proc.returncode}); log {log}:\n{tail}")
 
 
 def vocabulary(path: Path) -> set[str]:
@@ -175,6 +177,6 @@ def write_onmt(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] =
     run_logged(cmd, log, "onmt_build_vocab", cwd=tmp)
     for name in ("src.vocab", "tgt.vocab"):
         if not (tmp / name).is_file() or (tmp / name).stat().st_size == 0:
-            raise RuntimeError(f"onmt_build_vocab wrote no {name}; see {log}")
+            raise ToolkitError(f"onmt_build_vocab wrote no {name}; see {log}")
     return _complete(tmp, out_dir, "onmt_build_vocab", args, counts,
                      ("compsuite", "OpenNMT-py", "torch"))

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from compsuite.data_prep.common.io import write_lines
+from compsuite.errors import ConfigError
 from compsuite.data_prep.common.manifest import write_manifest
 
 GENERATOR = "compsuite.data_prep.ctlpp"
@@ -54,19 +55,19 @@ class CTLConfig:
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, not {self.variant!r}")
+            raise ConfigError(f"variant must be one of {', '.join(VARIANTS)}, not {self.variant!r}")
         if not 2 <= self.n_symbols <= 10:
-            raise ValueError("n_symbols must be between 2 and 10 (symbols are the digits)")
+            raise ConfigError("n_symbols must be between 2 and 10 (symbols are the digits)")
         if not 2 <= self.n_functions <= len(FUNCTION_NAMES) or self.n_functions % 2:
-            raise ValueError(f"n_functions must be even and at most {len(FUNCTION_NAMES)}")
+            raise ConfigError(f"n_functions must be even and at most {len(FUNCTION_NAMES)}")
         if self.variant == "S":
             rest = self.n_functions - self.shared_functions
             if self.shared_functions < 0 or rest < 4 or rest % 4:
-                raise ValueError(f"S: n_functions - shared_functions ({rest}) must be a "
+                raise ConfigError(f"S: n_functions - shared_functions ({rest}) must be a "
                                  "positive multiple of 4 (G_a1, G_a2, G_b1, G_b2)")
             if not 0 <= self.shared_symbols <= self.n_symbols or (
                     self.n_symbols - self.shared_symbols) % 2:
-                raise ValueError(f"S: n_symbols - shared_symbols "
+                raise ConfigError(f"S: n_symbols - shared_symbols "
                                  f"({self.n_symbols - self.shared_symbols}) must be even and "
                                  "non-negative (the rest splits evenly between the paths)")
 

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+from compsuite.data_prep.common.io import DataError
+
 UNARY: dict[str, Callable[[list[str]], list[str]]] = {
     "copy": lambda x: list(x),
     "reverse": lambda x: x[::-1],
@@ -38,7 +40,7 @@ TWIN_SUFFIX = "_twin"  # synonyms used by the substitutivity test
 SYMBOL = re.compile(r"[A-Z][0-9]+")  # string symbols: a capital letter and a number (A1..Z20)
 
 
-class PCFGSyntaxError(ValueError):
+class PCFGSyntaxError(DataError):
     """A source that is not a well-formed PCFG SET expression."""
 
 

@@ -21,6 +21,8 @@ import random
 from pathlib import Path
 from typing import Callable, Iterator
 
+from compsuite.errors import ConfigError
+
 from ..common.io import write_lines
 from ..common.manifest import write_manifest
 from .generate import FULL, GENERATOR_VERSION, PCFGSetConfig, describe, sample_pairs
@@ -59,7 +61,7 @@ def _fill(stream, wants: dict[str, int], route: Callable[[str, str, Node], str |
         if draws > budget:
             short = {b: f"{len(v)}/{wants[b]}" for b, v in buckets.items()
                      if len(v) < wants[b]}
-            raise RuntimeError(f"after {budget:,} draws the split still lacks samples "
+            raise ConfigError(f"after {budget:,} draws the split still lacks samples "
                                f"({short}): this corpus config cannot produce them "
                                "(e.g. a productivity limit above what its depth allows)")
         k = route(src, tgt, tree)
@@ -173,7 +175,7 @@ def substitutivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
                    progress: bool = False) -> dict:
     n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     if condition not in ("equally_distributed", "primitive"):
-        raise ValueError(f"condition must be equally_distributed or primitive, not {condition!r}")
+        raise ConfigError(f"condition must be equally_distributed or primitive, not {condition!r}")
     rng = random.Random(f"substitutivity-{seed}")
     dropped: dict = {}
     subst = set(SUBSTITUTED)
