@@ -21,4 +21,4 @@ allow_toolkit_checkpoints()
 
 # Criteria are not imported by fairseq from a user dir: register ours here.
 from . import criterions  # noqa: E402,F401
-from .criterions import ctlpp_classification  # noqa: E402,F401
+from .criterions import sequence_classification  # noqa: E402,F401

@@ -1,4 +1,4 @@
-"""``--criterion ctlpp_classification``: cross-entropy over the classes, and the share
+"""``--criterion sequence_classification``: cross-entropy over the classes, and the share
 of correct predictions, logged as ``accuracy`` (0..100) for checkpoint selection."""
 
 import math
@@ -11,12 +11,12 @@ from fairseq.dataclass import FairseqDataclass
 
 
 @dataclass
-class CTLPPClassificationCriterionConfig(FairseqDataclass):
+class SequenceClassificationCriterionConfig(FairseqDataclass):
     pass
 
 
-@register_criterion("ctlpp_classification", dataclass=CTLPPClassificationCriterionConfig)
-class CTLPPClassificationCriterion(FairseqCriterion):
+@register_criterion("sequence_classification", dataclass=SequenceClassificationCriterionConfig)
+class SequenceClassificationCriterion(FairseqCriterion):
     def forward(self, model, sample, reduce=True):
         logits = model(**sample["net_input"])
         target = sample["target"].view(-1)
@@ -38,3 +38,8 @@ class CTLPPClassificationCriterion(FairseqCriterion):
     @staticmethod
     def logging_outputs_can_be_summed() -> bool:
         return True
+
+
+@register_criterion("ctlpp_classification", dataclass=SequenceClassificationCriterionConfig)
+class CTLPPClassificationCriterion(SequenceClassificationCriterion):
+    """The criterion's name before compsuite 0.2, kept so that older runs resume."""

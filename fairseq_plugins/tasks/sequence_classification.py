@@ -1,13 +1,15 @@
-"""``--task ctlpp_classification``: classify a CTL++ input (functions, then a symbol,
-written right to left) into the symbol it evaluates to.
+"""``--task sequence_classification``: classify a token sequence into one of a set of
+classes (CTL++: functions and a symbol -> the symbol they evaluate to).
 
-Data: the suite's fairseq-binarised folder (``compsuite data ctlpp generate --toolkits
-fairseq``, made with fairseq-preprocess): ``{split}.src-tgt.src`` holds the inputs and
-``{split}.src-tgt.tgt`` the one-token targets; ``dict.tgt.txt`` lists the classes.
-Subsets: ``valid`` (IID, for checkpoint selection), ``test`` (IID test) and ``test1``
-(OOD test), so ``--valid-subset valid,test,test1`` logs all three during training.
-Models take ``src_tokens``/``src_lengths`` and return class logits; the criterion is
-``--criterion ctlpp_classification`` (cross-entropy, logs ``accuracy``).
+Data: a fairseq-binarised folder (``fairseq-preprocess`` of ``{split}.src`` inputs and
+``{split}.tgt`` one-token labels, as the suite's writer makes it):
+``{split}.src-tgt.src`` holds the inputs and ``{split}.src-tgt.tgt`` the labels;
+``dict.tgt.txt`` lists the classes.  Every subset fairseq-preprocess wrote can be
+evaluated (CTL++: ``--valid-subset valid,test,test1`` logs the IID valid, IID test and
+OOD test sets during training).  Models take ``src_tokens``/``src_lengths`` and return
+class logits; the criterion is ``--criterion sequence_classification``
+(cross-entropy, logs ``accuracy``).  Evaluation sets keep every example (see
+``fairseq_plugins/evaluation_batches.py``).
 """
 
 import logging
@@ -22,19 +24,21 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II, MISSING
 
+from ..evaluation_batches import KeepEvaluationExamples
+
 logger = logging.getLogger(__name__)
 
 
 @dataclass
-class CTLPPClassificationConfig(FairseqDataclass):
-    data: str = field(default=MISSING, metadata={"help": "the fairseq-binarised CTL++ folder"})
+class SequenceClassificationConfig(FairseqDataclass):
+    data: str = field(default=MISSING, metadata={"help": "the fairseq-binarised folder"})
     max_positions: int = field(default=64, metadata={"help": "longest input, in tokens"})
     seed: int = II("common.seed")
 
 
-@register_task("ctlpp_classification", dataclass=CTLPPClassificationConfig)
-class CTLPPClassificationTask(FairseqTask):
-    cfg: CTLPPClassificationConfig
+@register_task("sequence_classification", dataclass=SequenceClassificationConfig)
+class SequenceClassificationTask(KeepEvaluationExamples, FairseqTask):
+    cfg: SequenceClassificationConfig
 
     def __init__(self, cfg, source_dictionary, label_dictionary):
         super().__init__(cfg)
@@ -64,7 +68,7 @@ class CTLPPClassificationTask(FairseqTask):
         src = data_utils.load_indexed_dataset(prefix + "src", self.src_dict, combine=combine)
         tgt = data_utils.load_indexed_dataset(prefix + "tgt", self.label_dict, combine=combine)
         if src is None or tgt is None:
-            raise FileNotFoundError(f"CTL++ split '{split}' not found: {prefix}{{src,tgt}}")
+            raise FileNotFoundError(f"split '{split}' not found: {prefix}{{src,tgt}}")
         if len(src) != len(tgt):
             raise ValueError(f"{prefix}src has {len(src)} inputs but {prefix}tgt {len(tgt)}")
         labels = []
@@ -88,15 +92,6 @@ class CTLPPClassificationTask(FairseqTask):
         logger.info(f"{split}: {len(dataset)} examples")
         return dataset
 
-    def get_batch_iterator(self, dataset, *args, **kwargs):
-        """Evaluation sets keep every example (batch multiple 1; fairseq#5036)."""
-        if dataset is not self.datasets.get("train"):
-            if len(args) >= 5:
-                args = args[:4] + (1,) + args[5:]
-            else:
-                kwargs["required_batch_size_multiple"] = 1
-        return super().get_batch_iterator(dataset, *args, **kwargs)
-
     def max_positions(self):
         return self.cfg.max_positions
 
@@ -107,3 +102,8 @@ class CTLPPClassificationTask(FairseqTask):
     @property
     def target_dictionary(self):
         return self.label_dict
+
+
+@register_task("ctlpp_classification", dataclass=SequenceClassificationConfig)
+class CTLPPClassificationTask(SequenceClassificationTask):
+    """The task's name before compsuite 0.2, kept so that older checkpoints load."""

@@ -1,6 +1,6 @@
-"""``--task pcfgset_translation``: fairseq's translation task plus sequence accuracy.
+"""``--task translation_seq_acc``: fairseq's translation task plus sequence accuracy.
 
-PCFG SET (and every string-to-string task of the suite) is scored by exact match of
+Every string-to-string task of the suite (PCFG SET, ...) is scored by exact match of
 the whole output.  With ``--eval-accuracy`` this task decodes the validation set
 greedily at every validation and logs ``seq_acc`` (0..100) beside the loss, so it
 can select checkpoints: ``--best-checkpoint-metric seq_acc
@@ -19,11 +19,13 @@ from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from compsuite.eval.metrics.accuracy import matches
 
+from ..evaluation_batches import KeepEvaluationExamples
+
 logger = logging.getLogger(__name__)
 
 
 @dataclass
-class PCFGSetTranslationConfig(TranslationConfig):
+class TranslationSeqAccConfig(TranslationConfig):
     eval_accuracy: bool = field(
         default=False, metadata={"help": "decode the validation set greedily and log seq_acc"}
     )
@@ -32,25 +34,11 @@ class PCFGSetTranslationConfig(TranslationConfig):
     )
 
 
-@register_task("pcfgset_translation", dataclass=PCFGSetTranslationConfig)
-class PCFGSetTranslationTask(TranslationTask):
-    cfg: PCFGSetTranslationConfig
+@register_task("translation_seq_acc", dataclass=TranslationSeqAccConfig)
+class TranslationSeqAccTask(KeepEvaluationExamples, TranslationTask):
+    """Evaluation sets keep every sentence (see ``fairseq_plugins/evaluation_batches.py``)."""
 
-    def get_batch_iterator(self, dataset, *args, **kwargs):
-        """Keep every sentence of an evaluation set.
-
-        fairseq drops a final batch whose size is not a multiple of
-        ``--required-batch-size-multiple`` (default 8; facebookresearch/fairseq#5036),
-        so validation accuracy and ``fairseq-generate`` would silently skip up to 7
-        sentences.  For every split but the training split this task batches with a
-        multiple of 1; training batches keep the user's setting.
-        """
-        if dataset is not self.datasets.get(getattr(self.cfg, "train_subset", "train")):
-            if len(args) >= 5:  # required_batch_size_multiple is the 5th positional argument
-                args = args[:4] + (1,) + args[5:]
-            else:
-                kwargs["required_batch_size_multiple"] = 1
-        return super().get_batch_iterator(dataset, *args, **kwargs)
+    cfg: TranslationSeqAccConfig
 
     def build_model(self, cfg, from_checkpoint=False):
         model = super().build_model(cfg, from_checkpoint)
@@ -93,3 +81,8 @@ class PCFGSetTranslationTask(TranslationTask):
             return round(100.0 * meters["_acc_correct"].sum / meters["_acc_total"].sum, 2)
 
         metrics.log_derived("seq_acc", seq_acc)
+
+
+@register_task("pcfgset_translation", dataclass=TranslationSeqAccConfig)
+class PCFGSetTranslationTask(TranslationSeqAccTask):
+    """The task's name before compsuite 0.2, kept so that older checkpoints load."""
