@@ -35,7 +35,7 @@ package_dir.update({k: v for k, v in packages_under("compsuite", "compsuite").it
 
 setup(
     name="compsuite",
-    version="0.1.0",
+    version="0.2.0",
     description="Compositional-generalisation evaluations (PCFG SET, SGET, CTL++, "
     "paradox of compositionality, NLI compositionality-sensitivity) for fairseq and OpenNMT-py",
     python_requires=">=3.11",

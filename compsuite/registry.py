@@ -1,33 +1,49 @@
-"""One registry of studies -> datasets, runs (architecture x toolkit) and profiles.
+"""One registry of studies -> runs (architecture x toolkit) -> profiles, and the
+registries that studies add to (evaluations, accuracy breakdowns).
 
-Each study is declared in ``compsuite/experiments/<study>.yaml``; adding a study is
-adding such a file (and its modules), not editing code here.  Lookups of unknown
-names fail with the known names and the nearest match, in the manner of
-lm-evaluation-harness's registry.
+A study is a YAML file, ``compsuite/experiments/<study>.yaml`` (or one in a folder
+named by ``COMPSUITE_EXPERIMENTS``), and the module it names (``module:``, by default
+``compsuite.studies.<study>``).  The YAML may ``include:`` shared files (their
+mappings are merged, the including file's values win); ``_base.yaml`` holds what
+every study shares.  This module reads the keys every study has (``runs``,
+``profiles``, ``architectures``, ``generation``, ``toolkit_defaults``); the study's
+module declares and validates its own keys.  Unknown keys are errors that name the
+file and the key.
+
+Lookups of unknown names fail with the known names and the nearest match, in the
+manner of lm-evaluation-harness's registry.  Nothing here names a study.
 """
 from __future__ import annotations
 
 import difflib
+import importlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 import yaml
+
+from compsuite.errors import ConfigError, UserError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compsuite.studies.base import Study
 
 EXPERIMENTS_DIR = Path(__file__).with_name("experiments")
 ROOT = Path(__file__).resolve().parent.parent  # the checkout (editable install)
 
 T = TypeVar("T")
 
-#: How a test's model outputs are scored (see compsuite/pipeline.py: evaluate_test).
-EVALUATIONS = ("accuracy", "consistency", "localism", "overgeneralisation", "per_function",
-               "by_length")
-TEST_MODELS = ("own", "base")  # a test trains its own model, or evaluates the task model
 
-
-class RegistryError(KeyError):
+class RegistryError(UserError, KeyError):
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
+
+
+def near(name: str, known: Iterable[str]) -> str:
+    """'; did you mean 'x'?' for the nearest known name, or ''."""
+    match = difflib.get_close_matches(name, list(known), n=1)
+    return f"; did you mean '{match[0]}'?" if match else ""
 
 
 class Registry(Generic[T]):
@@ -47,10 +63,9 @@ class Registry(Generic[T]):
         try:
             return self._entries[name]
         except KeyError:
-            near = difflib.get_close_matches(name, list(self._entries), n=1)
-            hint = f"; did you mean '{near[0]}'?" if near else ""
             known = ", ".join(sorted(self._entries)) or "none"
-            raise RegistryError(f"unknown {self.kind} '{name}' (known: {known}){hint}") from None
+            raise RegistryError(f"unknown {self.kind} '{name}' (known: {known})"
+                                f"{near(name, self._entries)}") from None
 
     def __contains__(self, name: str) -> bool:
         return name in self._entries
@@ -58,136 +73,277 @@ class Registry(Generic[T]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
 
+    def __len__(self) -> int:
+        return len(self._entries)
+
     def items(self):
         return self._entries.items()
 
 
+# ----------------------------------------------------------------------------- the YAML
 @dataclass
 class Run:
-    """One architecture trained with one toolkit."""
+    """One architecture trained with one toolkit.
+
+    ``args``: the toolkit's options (fairseq-train arguments; OpenNMT-py config keys,
+    over the base file ``config``); ``profiles``: profile -> overrides (a mapping, or
+    an OpenNMT-py YAML file); ``defaults``: the study's ``toolkit_defaults`` for this
+    toolkit, applied first."""
 
     name: str
     architecture: str
-    toolkit: str  # "fairseq" or "onmt"
-    paper_setup: bool  # the toolkit the paper used for this architecture
-    config: str | None = None  # onmt: base YAML (relative to the checkout)
-    args: dict[str, Any] = field(default_factory=dict)  # fairseq: fairseq-train arguments
-    profiles: dict[str, Any] = field(default_factory=dict)  # profile -> override (file or args)
+    toolkit: str
+    paper_setup: bool = False  # the toolkit the paper used for this architecture
+    config: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    profiles: dict[str, Any] = field(default_factory=dict)
+    defaults: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class Profile:
+    """A named set of settings: ``paper`` (the paper's), ``quick`` (minutes on a CPU),
+    ``tiny`` (seconds, for the tests).  ``options``: the study's own profile keys."""
+
     name: str
-    dataset: str
+    description: str
     seeds: list[int]
     runs: list[str]
-    description: str = ""
-    test_runs: list[str] = field(default_factory=list)  # the runs that take the tests
+    jobs: int = 1
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
-class Study:
+class StudySpec:
+    """What every study's YAML has; ``raw`` is the whole merged file, for the keys the
+    study's module reads itself."""
+
     name: str
     title: str
     paper: str
     config_version: int
-    datasets: dict[str, dict]
+    module: str
     architectures: dict[str, dict]
     runs: Registry[Run]
     profiles: Registry[Profile]
     generation: dict[str, Any]
     source: Path
-    tests: dict[str, dict] = field(default_factory=dict)
-
-    def profile(self, name: str) -> Profile:
-        return self.profiles.get(name)
-
-    def run(self, name: str) -> Run:
-        return self.runs.get(name)
+    raw: dict[str, Any]
+    run_all: bool = True
 
 
-def _require(d: dict, key: str, where: str):
+#: Keys of a study file that this module reads; a study's module adds its own.
+STUDY_KEYS = frozenset({"study", "include", "module", "title", "paper", "config_version",
+                        "run_all", "architectures", "runs", "profiles", "generation",
+                        "toolkit_defaults"})
+PROFILE_KEYS = frozenset({"description", "seeds", "runs", "jobs"})
+RUN_KEYS = frozenset({"architecture", "toolkit", "paper_setup", "config", "args", "profiles"})
+
+
+def deep_merge(base: dict, over: dict) -> dict:
+    """``over`` on top of ``base``: mappings merge key by key, anything else replaces."""
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(
+            out.get(k), dict) else v
+    return out
+
+
+def read_yaml(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
+    """A study file with its ``include:`` files merged underneath (paths relative to
+    the including file)."""
+    path = Path(path)
+    if path.resolve() in _seen:
+        raise ConfigError(f"{path}: include loop ({' -> '.join(map(str, _seen))})")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: malformed YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    includes = raw.pop("include", None) or []
+    merged: dict = {}
+    for inc in [includes] if isinstance(includes, str) else includes:
+        merged = deep_merge(merged, read_yaml(path.parent / inc, _seen + (path.resolve(),)))
+    return deep_merge(merged, raw)
+
+
+def mapping(d: Any, where: str) -> dict:
+    if not isinstance(d, dict):
+        raise ConfigError(f"{where}: expected a mapping, found {type(d).__name__}")
+    return d
+
+
+def check_keys(d: Any, allowed: Iterable[str], where: str) -> dict:
+    """``d`` must be a mapping whose keys are all in ``allowed``; the error names
+    ``where`` (file and key path) and the nearest allowed key."""
+    mapping(d, where)
+    allowed = set(allowed)
+    for key in d:
+        if key not in allowed:
+            raise ConfigError(f"{where}: unknown key '{key}' (allowed: "
+                              f"{', '.join(sorted(allowed))}){near(str(key), allowed)}")
+    return d
+
+
+def require(d: dict, key: str, where: str):
     if key not in d:
-        raise ValueError(f"{where}: missing required key '{key}'")
+        raise ConfigError(f"{where}: missing required key '{key}'")
     return d[key]
 
 
-def load_study(path: str | Path) -> Study:
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as e:
-        raise ValueError(f"{path}: malformed YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise ValueError(f"{path}: expected a mapping at the top level")
-    name = _require(raw, "study", str(path))
-    archs = _require(raw, "architectures", str(path))
-    datasets = _require(raw, "datasets", str(path))
+def _seeds(value: Any, where: str) -> list[int]:
+    if not isinstance(value, list) or not value or not all(
+            isinstance(s, int) and not isinstance(s, bool) for s in value):
+        raise ConfigError(f"{where}: seeds must be a non-empty list of integers, not {value!r}")
+    return list(value)
+
+
+def positive_int(value: Any, where: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"{where} must be a positive integer, not {value!r}")
+    return value
+
+
+def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
+               profile_keys: Iterable[str] = ()) -> StudySpec:
+    """The generic part of a study file; ``study_keys``/``profile_keys``: the keys the
+    study's module adds (anything else is an error)."""
+    from compsuite.toolkits import backend_names
+
+    where = str(path)
+    check_keys(raw, STUDY_KEYS | set(study_keys), where)
+    name = require(raw, "study", where)
+    if name != path.stem:
+        raise ConfigError(f"{path}: study '{name}' must be named like its file ('{path.stem}')")
+    archs = mapping(require(raw, "architectures", where), f"{where}: architectures")
+    archs = {a: {"paper_name": a, **(spec or {})} for a, spec in archs.items()}
+    defaults = check_keys(raw.get("toolkit_defaults") or {}, backend_names(),
+                          f"{where}: toolkit_defaults")
+    profile_names = list(mapping(require(raw, "profiles", where), f"{where}: profiles"))
     runs: Registry[Run] = Registry(f"run of study '{name}'")
-    for run_name, spec in _require(raw, "runs", str(path)).items():
-        where = f"{path}: runs.{run_name}"
-        arch = _require(spec, "architecture", where)
+    for run_name, spec in mapping(require(raw, "runs", where), f"{where}: runs").items():
+        at = f"{where}: runs.{run_name}"
+        check_keys(spec, RUN_KEYS, at)
+        arch = require(spec, "architecture", at)
         if arch not in archs:
-            raise ValueError(f"{where}: unknown architecture '{arch}'")
-        toolkit = _require(spec, "toolkit", where)
-        if toolkit not in ("fairseq", "onmt"):
-            raise ValueError(f"{where}: toolkit must be 'fairseq' or 'onmt', not '{toolkit}'")
+            raise ConfigError(f"{at}: unknown architecture '{arch}'{near(arch, archs)}")
+        toolkit = require(spec, "toolkit", at)
+        if toolkit not in backend_names():
+            raise ConfigError(f"{at}: unknown toolkit '{toolkit}' (known: "
+                              f"{', '.join(backend_names())}){near(toolkit, backend_names())}")
+        overrides = check_keys(spec.get("profiles") or {}, profile_names, f"{at}.profiles")
         runs.register(run_name, Run(run_name, arch, toolkit, bool(spec.get("paper_setup", False)),
-                                    spec.get("config"), spec.get("args", {}) or {},
-                                    spec.get("profiles", {}) or {}))
+                                    spec.get("config"), dict(spec.get("args") or {}),
+                                    dict(overrides), dict(defaults.get(toolkit) or {})))
     profiles: Registry[Profile] = Registry(f"profile of study '{name}'")
-    for prof_name, spec in _require(raw, "profiles", str(path)).items():
-        where = f"{path}: profiles.{prof_name}"
-        ds = _require(spec, "dataset", where)
-        if ds not in datasets:
-            raise ValueError(f"{where}: unknown dataset '{ds}'")
-        for r in _require(spec, "runs", where):
-            runs.get(r)
-        test_runs = list(spec.get("test_runs") or
-                         [r for r in spec["runs"] if runs.get(r).paper_setup] or spec["runs"])
-        for r in test_runs:
-            if r not in spec["runs"]:
-                raise ValueError(f"{where}: test run '{r}' is not one of the profile's runs "
-                                 "(tests on the task model need the task run)")
-        profiles.register(prof_name, Profile(prof_name, ds, list(spec.get("seeds", [1])),
-                                             list(spec["runs"]), spec.get("description", ""),
-                                             test_runs))
-    tests = raw.get("tests", {}) or {}
-    for test_name, spec in tests.items():
-        where = f"{path}: tests.{test_name}"
-        _require(spec, "split", where)
-        if _require(spec, "evaluation", where) not in EVALUATIONS:
-            raise ValueError(f"{where}: evaluation must be one of {', '.join(EVALUATIONS)}")
-        if spec.get("model", "own") not in TEST_MODELS:
-            raise ValueError(f"{where}: model must be one of {', '.join(TEST_MODELS)}")
-    return Study(name, raw.get("title", name), raw.get("paper", ""),
-                 int(raw.get("config_version", 1)), datasets, archs, runs, profiles,
-                 raw.get("generation", {}) or {}, path, tests)
+    for prof_name, spec in raw["profiles"].items():
+        at = f"{where}: profiles.{prof_name}"
+        check_keys(spec, PROFILE_KEYS | set(profile_keys), at)
+        prof_runs = require(spec, "runs", at)
+        for r in prof_runs:
+            if r not in runs:
+                raise ConfigError(f"{at}: unknown run '{r}'{near(r, runs)}")
+        jobs = positive_int(spec.get("jobs", 1), f"{at}.jobs")
+        options = {k: v for k, v in spec.items() if k not in PROFILE_KEYS}
+        profiles.register(prof_name, Profile(prof_name, spec.get("description", ""),
+                                             _seeds(spec.get("seeds", [1]), at),
+                                             list(prof_runs), jobs, options))
+    return StudySpec(name, raw.get("title", name), raw.get("paper", ""),
+                     int(raw.get("config_version", 1)),
+                     raw.get("module") or f"compsuite.studies.{name}", archs, runs, profiles,
+                     dict(raw.get("generation") or {}), path, raw, bool(raw.get("run_all", True)))
 
 
-_STUDIES: Registry[Path] | None = None
+# ----------------------------------------------------------------------------- studies
+def experiment_dirs() -> list[Path]:
+    """Where study files live: the suite's own, then the folders in
+    ``COMPSUITE_EXPERIMENTS`` (separated by ``os.pathsep``), for studies of your own."""
+    extra = [Path(p) for p in os.environ.get("COMPSUITE_EXPERIMENTS", "").split(os.pathsep) if p]
+    return [EXPERIMENTS_DIR, *extra]
 
 
 def studies() -> Registry[Path]:
-    global _STUDIES
-    if _STUDIES is None:
-        reg: Registry[Path] = Registry("study")
-        for p in sorted(EXPERIMENTS_DIR.glob("*.yaml")):
-            reg.register(p.stem, p)
-        _STUDIES = reg
-    return _STUDIES
+    """Study name -> its YAML file (files whose name starts with '_' are includes)."""
+    reg: Registry[Path] = Registry("study")
+    for folder in experiment_dirs():
+        for p in sorted(Path(folder).glob("*.yaml")):
+            if not p.name.startswith("_"):
+                reg.register(p.stem, p)
+    return reg
+
+
+def study_class(module: str) -> type["Study"]:
+    """The study class a module exports as ``STUDY``."""
+    from compsuite.studies.base import Study
+
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name and module.startswith(e.name):
+            raise ConfigError(f"study module '{module}' not found") from None
+        raise
+    cls = getattr(mod, "STUDY", None)
+    if not (isinstance(cls, type) and issubclass(cls, Study)):
+        raise ConfigError(f"study module '{module}' defines no STUDY (a compsuite.studies."
+                          "base.Study subclass)")
+    return cls
+
+
+def load_study(path: str | Path) -> "Study":
+    """Read, check and instantiate the study in ``path``."""
+    path = Path(path)
+    raw = read_yaml(path)
+    module = raw.get("module") or f"compsuite.studies.{raw.get('study', path.stem)}"
+    cls = study_class(module)
+    study = cls(parse_spec(raw, path, cls.study_keys, cls.profile_keys))
+    study.validate()
+    return study
+
+
+def get_study(name: str) -> "Study":
+    return load_study(studies().get(name))
+
+
+def study_module(name: str) -> str:
+    raw = read_yaml(studies().get(name))
+    return raw.get("module") or f"compsuite.studies.{name}"
+
+
+def load_plugins() -> dict[str, type["Study"]]:
+    """Import every study's module (so that its evaluations and breakdowns register);
+    returns name -> class."""
+    return {name: study_class(study_module(name)) for name in studies()}
 
 
 def default_studies() -> list[str]:
     """The studies ``./run_all.sh`` runs when none is named: every study whose YAML does
     not say ``run_all: false`` (a study still being built)."""
-    out = []
-    for name, path in studies().items():
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        if raw.get("run_all", True):
-            out.append(name)
-    return out
+    return [name for name, path in studies().items() if read_yaml(path).get("run_all", True)]
 
 
-def get_study(name: str) -> Study:
-    return load_study(studies().get(name))
+# ----------------------------------------------------------------------------- what studies add
+#: How a test's model is scored: name -> function(context) -> result dict.  Studies
+#: register theirs with :func:`evaluation`; their YAML names them.
+EVALUATIONS: Registry[Callable] = Registry("evaluation")
+
+#: ``compsuite eval accuracy --breakdown NAME``: name -> function(source) -> {feature: value}.
+BREAKDOWNS: Registry[Callable[[str], dict]] = Registry("breakdown")
+
+
+def evaluation(name: str):
+    """Decorator: register an evaluation under ``name``."""
+    def register(fn):
+        EVALUATIONS.register(name, fn)
+        return fn
+    return register
+
+
+def breakdown(name: str):
+    """Decorator: register a breakdown function (source -> features) under ``name``."""
+    def register(fn):
+        BREAKDOWNS.register(name, fn)
+        return fn
+    return register

@@ -1,14 +1,21 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
-from compsuite.data_prep.common.writers import write_fairseq, write_onmt
 from compsuite.registry import Run
-from compsuite.toolkits import TRAIN, DataPaths
+from compsuite.toolkits import Dataset, get_backend
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = Path(os.environ.get("COMPSUITE_REFERENCE", ROOT.parent / "shared" / "reference"))
+
+# The example study of docs/adding_a_study.md joins the registry for the tests (also in
+# the commands they run), so the contract tests cover a study from outside the suite.
+EXAMPLE_STUDY = ROOT / "docs" / "example_study"
+for var in ("COMPSUITE_EXPERIMENTS", "PYTHONPATH"):
+    os.environ[var] = os.pathsep.join(p for p in (str(EXAMPLE_STUDY), os.environ.get(var)) if p)
+sys.path.insert(0, str(EXAMPLE_STUDY))
 
 
 def reference_path(*parts: str) -> Path:
@@ -26,12 +33,16 @@ def small_corpus(tmp_path_factory):
 
     from compsuite.data_prep.pcfgset import SMALL, generate
 
-    out = tmp_path_factory.mktemp("pcfg_small")
+    out = tmp_path_factory.mktemp("pcfg_small") / "raw"
     generate(out, replace(SMALL, n_pairs=2000), seed=3)
     return out
 
 
 # ---------------------------------------------------------------- tiny toolkit runs
+#: the suite's string-to-string task (what pcfgset.yaml's toolkit_defaults give a run)
+FAIRSEQ_TASK = {"task": "translation_seq_acc", "eval_accuracy": True,
+                "best_checkpoint_metric": "seq_acc", "maximize_best_checkpoint_metric": True,
+                "log_format": "simple"}
 TINY_FAIRSEQ = {
     "arch": "transformer", "encoder_layers": 1, "decoder_layers": 1,
     "encoder_embed_dim": 16, "decoder_embed_dim": 16, "encoder_ffn_embed_dim": 32,
@@ -48,12 +59,12 @@ TINY_ONMT = {
 
 
 @pytest.fixture(scope="session")
-def tiny_data(small_corpus, tmp_path_factory):
-    base = tmp_path_factory.mktemp("tiny_data")
-    paths = DataPaths(small_corpus, base / "fairseq-bin", base / "onmt")
-    write_fairseq(small_corpus, paths.fairseq_bin)
-    write_onmt(small_corpus, paths.onmt)
-    return paths
+def tiny_data(small_corpus):
+    """The small corpus with both toolkits' formats beside its raw text."""
+    data = Dataset(small_corpus.parent, label="tiny test")
+    for toolkit in ("fairseq", "onmt"):
+        data.formats[toolkit] = get_backend(toolkit).write_data(data)
+    return data
 
 
 @pytest.fixture(scope="session")
@@ -61,15 +72,52 @@ def tiny_runs(tiny_data, tmp_path_factory):
     """Train one tiny model per toolkit; returns {toolkit: (run_dir, train_info)}."""
     root = tmp_path_factory.mktemp("tiny_runs")
     runs = {
-        "fairseq": Run("tiny-fairseq", "transformer", "fairseq", False, args=TINY_FAIRSEQ),
+        "fairseq": Run("tiny-fairseq", "transformer", "fairseq", False,
+                       args={**FAIRSEQ_TASK, **TINY_FAIRSEQ}),
         "onmt": Run("tiny-onmt", "lstms2s", "onmt", False, config="onmt_configs/pcfgset/lstm.yaml",
                     profiles={"tiny": TINY_ONMT}),
     }
     out = {}
     for toolkit, run in runs.items():
         run_dir = root / toolkit
-        info = TRAIN[toolkit](run, "tiny", tiny_data, run_dir, seed=1, show=False)
+        info = get_backend(toolkit).train(run, "tiny", tiny_data, run_dir, seed=1, show=False)
         out[toolkit] = (run, run_dir, info)
     return out
 
 
+
+
+# ---------------------------------------------------------------- tiny profiles
+class TinyRun:
+    """One `compsuite run <study> --profile tiny` into a folder of its own."""
+
+    def __init__(self, study: str, root: Path):
+        self.study, self.root = study, root
+        self.args = ["--profile", "tiny", "--data-root", str(root / "DATA"),
+                     "--runs-root", str(root / "runs"), "--results-root", str(root / "results")]
+        self.runs = root / "runs" / study / "tiny"
+        self.results = root / "results" / study / "tiny"
+
+    def run(self, *extra: str) -> int:
+        from compsuite.cli import main
+
+        return main(["run", self.study, "--quiet", *self.args, *extra])
+
+    def result(self, unit_path: str) -> dict:
+        import json
+
+        return json.loads((self.runs / unit_path / "result.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def tiny_study(tmp_path_factory):
+    """``tiny_study(name)``: the study's tiny profile, run once per session."""
+    done: dict[str, TinyRun] = {}
+
+    def get(name: str) -> TinyRun:
+        if name not in done:
+            t = TinyRun(name, tmp_path_factory.mktemp(f"tiny_{name}"))
+            t.returncode = t.run()
+            done[name] = t
+        return done[name]
+    return get

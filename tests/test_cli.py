@@ -14,10 +14,9 @@ def run(args, **kw):
     return subprocess.run(CLI + args, capture_output=True, text=True, cwd=ROOT, **kw)
 
 
-@pytest.mark.parametrize("args", [
-    [], ["data"], ["data", "pcfgset"], ["data", "pcfgset", "generate"],
-    ["data", "pcfgset", "interpret"], ["data", "pcfgset", "stats"], ["eval"],
-    ["eval", "accuracy"], ["run"], ["report"], ["list"], ["paths"],
+@pytest.mark.parametrize("args", [   # the studies' own subcommands: test_study_contract.py
+    [], ["data"], ["eval"], ["eval", "accuracy"], ["eval", "consistency"], ["run"], ["report"],
+    ["list"], ["paths"],
 ])
 def test_every_help_runs(args):
     r = run(args + ["--help"])
@@ -127,7 +126,7 @@ def test_eval_consistency_plain_and_tsv(tmp_path):
     assert r.returncode == 1 and "line counts differ" in r.stderr
 
 
-def test_report_without_results_and_ctlpp_without_tests_are_clear(tmp_path, capsys):
+def test_report_without_results_and_unknown_names_are_clear(tmp_path, capsys):
     from compsuite.cli import main
 
     for study in ("pcfgset", "ctlpp"):
@@ -136,26 +135,54 @@ def test_report_without_results_and_ctlpp_without_tests_are_clear(tmp_path, caps
         err = capsys.readouterr().err
         assert f"no results under {tmp_path / 'runs' / study / 'quick'}" in err
         assert f"run 'compsuite run {study} --profile quick' first" in err
-    assert main(["run", "ctlpp", "--test", "localism"]) == 2
-    assert "CTL++ has no --test" in capsys.readouterr().err
+    assert main(["run", "ctlpp", "--parts", "localism"]) == 1
+    assert "unknown part 'localism' of study ctlpp (known: table1, grid)" in capsys.readouterr().err
+    assert main(["run", "pcfgst"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown study 'pcfgst'" in err and "did you mean 'pcfgset'" in err
+    assert main(["report", "pcfgset", "--profile", "quik"]) == 1
+    assert "did you mean 'quick'" in capsys.readouterr().err
 
 
-def test_run_restricted_to_runs_that_take_no_tests(monkeypatch, capsys):
-    """`--runs` naming only task runs trains those and runs no test (not every test run)."""
+def test_run_selects_runs_and_parts(monkeypatch, capsys):
+    """`--runs` naming only task runs plans those and no test (not every test run);
+    `--parts` selects parts with the units they need."""
     import compsuite.cli as cli
-    import compsuite.pipeline as pl
+    from compsuite.engine import Engine
 
-    calls = []
-    monkeypatch.setattr(pl, "run_profile", lambda *a, **k: calls.append(("task", k["runs"])))
-    monkeypatch.setattr(pl, "run_test", lambda *a, **k: calls.append(("test", k["runs"])))
+    planned = []
+    monkeypatch.setattr(Engine, "run", lambda self, units: planned.append(
+        [u.path for u in units]))
     monkeypatch.setattr(cli, "cmd_report", lambda a: 0)
     assert cli.main(["run", "pcfgset", "--runs", "transformer-fairseq", "--quiet"]) == 0
-    assert calls == [("task", ["transformer-fairseq"])]
-    assert "none of transformer-fairseq is a test run" in capsys.readouterr().err
-    calls.clear()
-    assert cli.main(["run", "pcfgset", "--runs", "lstms2s-onmt", "--test", "localism",
+    assert planned == [["task/transformer-fairseq/seed1"]]
+    assert ("with --runs transformer-fairseq, no units of systematicity, productivity"
+            in capsys.readouterr().err)
+    planned.clear()
+    assert cli.main(["run", "pcfgset", "--runs", "lstms2s-onmt", "--parts", "localism",
                      "--quiet"]) == 0
-    assert calls == [("test", ["lstms2s-onmt"])]
+    assert planned == [["task/lstms2s-onmt/seed1", "localism/lstms2s-onmt/seed1"]]
+    planned.clear()
+    assert cli.main(["run", "ctlpp", "--parts", "grid", "--quiet"]) == 0
+    assert len(planned[0]) == 9 and all(p.startswith("S-f") for p in planned[0])
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch):
+    """Only the suite's user-facing errors become one-line messages."""
+    import compsuite.cli as cli
+
+    def broken(a):
+        return {}["missing"]
+
+    monkeypatch.setattr(cli, "cmd_paths", broken)
+    with pytest.raises(KeyError):
+        cli.main(["paths"])
+
+
+def test_a_missing_input_file_is_one_line(tmp_path):
+    r = run(["data", "pcfgset", "interpret", "--input", str(tmp_path / "nope.src")])
+    assert r.returncode == 1 and "nope.src: no such file" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_ctlpp_generate_cli_scaled_task_and_bad_config(tmp_path):

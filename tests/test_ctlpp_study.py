@@ -1,46 +1,29 @@
-"""CTL++ end to end on tiny data: the generator's fairseq data, each classifier trained
-a few updates with fairseq-train --user-dir fairseq_plugins, IID/OOD evaluation, the
-representation analysis, the S grid and the report; a second run skips everything."""
+"""CTL++ through the engine: the tiny profile end to end (the generator's fairseq data,
+each classifier trained a few updates with fairseq-train --user-dir fairseq_plugins,
+two trainings side by side, IID/OOD evaluation, the representation analysis, the S
+grid and the report); the paper configs for one update; the profile's data sizes."""
 import json
 import os
 
 import pytest
 import yaml
 
+from compsuite.engine import Engine
+from compsuite.errors import ConfigError
 from compsuite.registry import get_study, load_study
+from compsuite.toolkits import get_backend
 
-TINY = {"bilstm-fairseq": {"hidden_size": 16, "embed_dim": 16},
-        "transformer-fairseq": {"d_model": 16, "ff": 32, "layers": 2, "weight_decay": 0.0025},
-        "ndr-fairseq": {"d_model": 16, "ff": 32, "layers": 2}}
-STEPS = {"batch_size": 64, "max_update": 12, "warmup_updates": 2, "lr": 0.003,
-         "validate_interval_updates": 6, "save_interval_updates": 6, "num_workers": 0}
+RUNS = ("bilstm-fairseq", "transformer-fairseq", "ndr-fairseq")
 
 
-def _study(tmp_path):
-    raw = yaml.safe_load(get_study("ctlpp").source.read_text())
-    for name, run in raw["runs"].items():
-        run["profiles"] = {"tiny": {**STEPS, **TINY[name]}}
-    raw["profiles"] = {"tiny": {
-        "dataset": "A", "variants": ["A", "R"], "seeds": [1], "runs": list(TINY),
-        "data": {"n_train": 600, "n_test": 40},
-        "grid": {"runs": ["bilstm-fairseq"], "seeds": [1], "shared_functions": [8],
-                 "shared_symbols": [2]}}}
-    path = tmp_path / "ctlpp.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    return load_study(path)
-
-
-def test_ctlpp_end_to_end(tmp_path):
-    from compsuite.ctlpp_pipeline import collect, run_grid, run_table1
-    from compsuite.eval.reports.ctlpp import build_report
-
-    study = _study(tmp_path)
-    roots = dict(data_root=tmp_path / "DATA", runs_root=tmp_path / "runs", show=False)
-    t1 = run_table1(study, "tiny", jobs=2, **roots)      # two trainings side by side
-    assert [(r["variant"], r["run"]) for r in t1] == [(v, r) for v in "AR" for r in TINY]
-    ck = json.loads((tmp_path / "runs/ctlpp/tiny/R/bilstm-fairseq/seed1/train.json").read_text())
-    assert ck["threads"] == max(1, (os.cpu_count() or 1) // 2)
-    for r in t1:
+def test_ctlpp_tiny_profile_end_to_end(tiny_study):
+    t = tiny_study("ctlpp")
+    assert t.returncode == 0
+    table1 = [t.result(f"{v}/{r}/seed1") for v in "AR" for r in RUNS]
+    ck = json.loads((t.runs / "R/bilstm-fairseq/seed1/train.json").read_text())
+    assert ck["threads"] == max(1, (os.cpu_count() or 1) // 2)   # two side by side (jobs: 2)
+    for r in table1:
+        assert r["part"] == "table1" and r["threads"] == ck["threads"]
         assert 0 <= r["test_ood"]["accuracy"] <= 1 and r["test_ood"]["n"] == 40
         assert set(r["test_ood"]["by_length"]) == {"2", "3", "4", "5", "6"}
         c = r["compatibility"]
@@ -49,43 +32,46 @@ def test_ctlpp_end_to_end(tmp_path):
         reps = r["representations"]
         assert len(reps["functions"]) == 32 and len(reps["per_symbol"]) == 8
         assert set(reps["mean_similarity"]) == {"within", "between"}
-    # the checkpoint is fairseq's, with the registered architecture
-    ck = json.loads((tmp_path / "runs/ctlpp/tiny/A/ndr-fairseq/seed1/train.json").read_text())
+    # the checkpoint is fairseq's, with the registered architecture and the study's task
+    ck = json.loads((t.runs / "A/ndr-fairseq/seed1/train.json").read_text())
     assert ck["args"]["arch"] == "ctlpp_ndr" and ck["args"]["clip_norm"] == 1.0
-    grid = run_grid(study, "tiny", **roots)
-    assert [(r["shared_functions"], r["shared_symbols"]) for r in grid] == [(8, 2)]
-    assert "compatibility" not in grid[0]
-    assert run_table1(study, "tiny", **roots) == t1          # everything skipped
-    t1c, gridc = collect(study, "tiny", tmp_path / "runs")
-    assert len(t1c) == 6 and len(gridc) == 1
-    rep = build_report(study, "tiny", t1c, gridc, tmp_path / "results")
-    md = (tmp_path / "results" / "report.md").read_text()
+    assert ck["args"]["task"] == ck["args"]["criterion"] == "sequence_classification"
+    (grid,) = [r for r in json.loads((t.results / "report.json").read_text())["grid_runs"]]
+    assert (grid["shared_functions"], grid["shared_symbols"], grid["part"]) == (8, 2, "grid")
+    assert "compatibility" not in grid
+    md = (t.results / "report.md").read_text()
     assert "## Table 1" in md and "0.95" in md and "Variant S" in md
+    assert "Csordás et al. (2022), Table 1" in md and "issue" not in md
+    rep = json.loads((t.results / "report.json").read_text())
     assert {(e["architecture"], e["variant"]) for e in rep["table1"]} == {
         (a, v) for a in ("bilstm", "transformer", "ndr") for v in ("A", "R")}
     for png in ("grid_bilstm.png", "similarity_A_ndr-fairseq_seed1.png",
                 "compatibility_R_transformer-fairseq_seed1.png"):
-        assert (tmp_path / "results" / png).read_bytes()[:4] == b"\x89PNG", png
+        assert (t.results / png).read_bytes()[:4] == b"\x89PNG", png
+    stamps = {p: p.stat().st_mtime_ns for p in t.runs.rglob("result.json")}
+    assert t.run() == 0                                       # everything skipped
+    assert {p: p.stat().st_mtime_ns for p in t.runs.rglob("result.json")} == stamps
 
 
 def test_ctlpp_paper_configs_load_and_run_one_update(tmp_path):
     """The paper-size models (Appendix A settings) build and take one update."""
     import subprocess
 
-    from compsuite.ctlpp_pipeline import prepare
     from compsuite.data_prep.common.writers import toolkit_command
     from compsuite.registry import ROOT
-    from compsuite.toolkits import _to_cli, fairseq_train_args
+    from compsuite.toolkits.base import to_cli
 
     study = get_study("ctlpp")
-    data = prepare("A", 1, {"n_train": 600, "n_test": 40}, tmp_path / "DATA", show=False)
+    fairseq = get_backend("fairseq")
+    data = study.prepare("A", 1, study.profile("tiny"), tmp_path / "DATA", show=False)
+    data.formats["fairseq"] = fairseq.write_data(data)
     for run_name in study.profile("paper").runs:
-        args = fairseq_train_args(study.run(run_name), "paper")
+        args = fairseq.train_args(study.run(run_name), "paper")
         assert args["lr"] == 0.00015 and args["batch_size"] == 512 and args["dropout"] == 0.5
         args.update(max_update=1, cpu=True, disable_validation=True, num_workers=0,
                     save_dir=str(tmp_path / run_name))
-        cmd = toolkit_command("fairseq-train") + [str(data.fairseq_bin), "--user-dir",
-                                                   "fairseq_plugins"] + _to_cli(args)
+        cmd = toolkit_command("fairseq-train") + [str(data.folder("fairseq")), "--user-dir",
+                                                   "fairseq_plugins"] + to_cli(args)
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
         assert (tmp_path / run_name / "checkpoint_last.pt").is_file()
@@ -93,37 +79,59 @@ def test_ctlpp_paper_configs_load_and_run_one_update(tmp_path):
         assert params, r.stdout[-2000:]
 
 
+def _with_profile(tmp_path, **changes):
+    """A copy of ctlpp.yaml (and its includes) whose quick profile has ``changes``."""
+    study = get_study("ctlpp")
+    raw = yaml.safe_load(study.source.read_text())
+    raw["profiles"]["quick"].update(changes)
+    for inc in study.source.parent.glob("_*.yaml"):
+        (tmp_path / inc.name).write_text(inc.read_text())
+    path = tmp_path / "ctlpp.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
 def test_ctlpp_profile_data_scales_the_task(tmp_path):
     """A profile's `data:` sets any generator size (the quick profile's scaled-down
-    task); an unknown key is an error that names it."""
-    from compsuite.ctlpp_pipeline import jobs_for, prepare, profile_spec
+    task) and names the data folder; an unknown key is an error naming the file."""
     from compsuite.data_prep.common.manifest import read_manifest
+    from compsuite.registry import Profile
 
-    small = {"n_train": 300, "n_test": 20, "n_functions": 16, "max_length": 3}
-    paths = prepare("A", 1, small, tmp_path, show=False)
-    assert paths.raw.parent.name == "seed1" and paths.raw.parent.parent.name == "n300-f16-len3"
-    full = prepare("A", 1, {"n_train": 300, "n_test": 20}, tmp_path, show=False)
-    assert full.raw.parent.parent.name == "n300"             # the paper's sizes: no suffix
+    study = get_study("ctlpp")
+    small = Profile("p", "", [1], list(RUNS), 1, {
+        "data": {"n_train": 300, "n_test": 20, "n_functions": 16, "max_length": 3}})
+    paths = study.prepare("A", 1, small, tmp_path, show=False)
+    assert paths.root.name == "seed1" and paths.root.parent.name == "n300-f16-len3"
+    full = Profile("p", "", [1], list(RUNS), 1, {"data": {"n_train": 300, "n_test": 20}})
+    assert study.prepare("A", 1, full, tmp_path, show=False).root.parent.name == "n300"
+    s_cell = study.prepare("S-f8-s2", 1, full, tmp_path, show=False)
+    assert read_manifest(s_cell.raw)["S"]["shared_functions"] == 8
     m = read_manifest(paths.raw)
     assert m["args"]["n_functions"] == 16 and len(m["functions"]) == 16
     assert max(len(s.split()) - 1 for s in (paths.raw / "train.src").read_text().splitlines()) == 3
-    with pytest.raises(ValueError, match="unknown keys.*'n_funcs'"):
-        prepare("A", 1, {"n_train": 300, "n_test": 20, "n_funcs": 16}, tmp_path, show=False)
+    bad = _with_profile(tmp_path, data={"n_train": 300, "n_funcs": 16})
+    with pytest.raises(ConfigError, match=r"ctlpp.yaml: profiles.quick.data: unknown key "
+                                          r"'n_funcs'.*did you mean 'n_functions'"):
+        load_study(bad)
+
+
+def test_ctlpp_jobs_are_checked_before_any_work(tmp_path):
     study = get_study("ctlpp")
-    raw = yaml.safe_load(study.source.read_text())
-    raw["profiles"]["quick"]["data"]["n_funcs"] = 16
-    bad = tmp_path / "ctlpp.yaml"
-    bad.write_text(yaml.safe_dump(raw))
-    with pytest.raises(ValueError, match=r"ctlpp.yaml: profiles.quick.data: unknown keys"):
-        profile_spec(load_study(bad), "quick")
-    assert jobs_for(study, "quick") == 2 and jobs_for(study, "paper") == 1
-    assert jobs_for(study, "paper", 3) == 3
-    with pytest.raises(ValueError, match="jobs"):
-        jobs_for(study, "quick", 0)
-    with pytest.raises(ValueError, match=r"^--jobs must be a positive integer, not 0$"):
-        jobs_for(study, "quick", 0)
-    raw["profiles"]["quick"]["data"].pop("n_funcs")
-    raw["profiles"]["quick"]["jobs"] = 0
-    bad.write_text(yaml.safe_dump(raw))
-    with pytest.raises(ValueError, match=r"ctlpp.yaml: profiles.quick.jobs must be a positive"):
-        jobs_for(load_study(bad), "quick")
+    assert Engine(study, "quick").jobs == 2 and Engine(study, "paper").jobs == 1
+    assert Engine(study, "paper", jobs=3).jobs == 3
+    with pytest.raises(ConfigError, match=r"^--jobs must be a positive integer, not 0$"):
+        Engine(study, "quick", jobs=0)
+    with pytest.raises(ConfigError, match=r"ctlpp.yaml: profiles.quick.jobs must be a positive"):
+        load_study(_with_profile(tmp_path, jobs=0))
+
+
+def test_ctlpp_plan():
+    study = get_study("ctlpp")
+    units = Engine(study, "quick", show=False).plan()
+    assert [u.path for u in units[:3]] == [f"A/{r}/seed1" for r in RUNS]
+    assert sum(u.part == "table1" for u in units) == 2 * 2 * 3
+    assert [u.path for u in units if u.part == "grid"][:2] == [
+        "S-f0-s0/bilstm-fairseq/seed1", "S-f0-s4/bilstm-fairseq/seed1"]
+    assert {u.part for u in Engine(study, "quick").plan(parts=["table1"])} == {"table1"}
+    with pytest.raises(ConfigError, match="unknown part 'gird'.*did you mean 'grid'"):
+        Engine(study, "quick").plan(parts=["gird"])

@@ -27,8 +27,8 @@ def _free_port() -> int:
 
 def test_two_fairseq_train_workers_with_user_dir(tiny_data, tmp_path):
     port = _free_port()
-    args = [str(tiny_data.fairseq_bin), "--user-dir", "fairseq_plugins",  # relative, as users write it
-            "--task", "pcfgset_translation", "--eval-accuracy", "--cpu",
+    args = [str(tiny_data.folder("fairseq")), "--user-dir", "fairseq_plugins",  # relative, as users write it
+            "--task", "translation_seq_acc", "--eval-accuracy", "--cpu",
             "--distributed-world-size", "2", "--distributed-backend", "gloo",
             "--ddp-backend", "legacy_ddp", "--distributed-no-spawn",
             "--distributed-init-method", f"tcp://127.0.0.1:{port}",
@@ -56,9 +56,11 @@ def _register_in_fresh_process(user_dir: str, queue) -> None:
 
     utils.import_user_module(Namespace(user_dir=user_dir))
     utils.import_user_module(Namespace(user_dir=user_dir))  # a second import is a no-op
-    queue.put([TASK_REGISTRY["pcfgset_translation"].__module__,
-               TASK_REGISTRY["ctlpp_classification"].__module__,
-               CRITERION_REGISTRY["ctlpp_classification"].__module__]
+    queue.put([TASK_REGISTRY["translation_seq_acc"].__module__,
+               TASK_REGISTRY["sequence_classification"].__module__,
+               CRITERION_REGISTRY["sequence_classification"].__module__,
+               TASK_REGISTRY["pcfgset_translation"].__module__,      # the names before 0.2,
+               TASK_REGISTRY["ctlpp_classification"].__module__]    # for older checkpoints
               + [ARCH_MODEL_REGISTRY[a].__module__
                  for a in ("ctlpp_bilstm", "ctlpp_transformer", "ctlpp_ndr")])
 
@@ -71,7 +73,9 @@ def test_plugin_registers_in_a_spawned_process():
     p.start()
     p.join(120)
     assert p.exitcode == 0
-    assert q.get(timeout=5) == ["fairseq_plugins.tasks.pcfgset_translation",
-                                "fairseq_plugins.tasks.ctlpp_classification",
-                                "fairseq_plugins.criterions.ctlpp_classification"] + [
+    assert q.get(timeout=5) == ["fairseq_plugins.tasks.translation_seq_acc",
+                                "fairseq_plugins.tasks.sequence_classification",
+                                "fairseq_plugins.criterions.sequence_classification",
+                                "fairseq_plugins.tasks.translation_seq_acc",
+                                "fairseq_plugins.tasks.sequence_classification"] + [
                                     "fairseq_plugins.models.ctlpp"] * 3

@@ -24,7 +24,7 @@ def test_backends_read_source_embeddings(toolkit, tiny_runs, tiny_data):
     from compsuite.eval.translators import HasEmbeddings, Translator, load_translator
 
     _, _, info = tiny_runs[toolkit]
-    tr = load_translator(info["checkpoint"], tiny_data.fairseq_bin)
+    tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"))
     assert isinstance(tr, Translator) and isinstance(tr, HasEmbeddings)
     vecs = tr.embeddings(list(FUNCTIONS) + ["repeat_twin"])
     assert set(vecs) == set(FUNCTIONS)  # no synonym in this vocabulary

@@ -84,7 +84,7 @@ def test_malformed_unrolled_files(tmp_path, text, msg):
 
 @pytest.mark.parametrize("toolkit", ["fairseq", "onmt"])
 def test_localism_cli_with_real_models(toolkit, tiny_runs, tiny_data, tmp_path):
-    """Both backends through `compsuite eval localism` on tiny trained models."""
+    """Both backends through `compsuite eval pcfgset localism` on tiny trained models."""
     _, run_dir, info = tiny_runs[toolkit]
     rows = []
     from compsuite.data_prep.pcfgset import parse
@@ -93,11 +93,11 @@ def test_localism_cli_with_real_models(toolkit, tiny_runs, tiny_data, tmp_path):
         rows += [f"unrolled\t{s}\t{t}" for s, t in unroll(parse(src))]
         rows.append(f"original\t{src}\t{interpret(src)}")
     (tmp_path / "u.tsv").write_text("\n".join(rows) + "\n")
-    cmd = [sys.executable, "-m", "compsuite.cli", "eval", "localism", "--checkpoint",
+    cmd = [sys.executable, "-m", "compsuite.cli", "eval", "pcfgset", "localism", "--checkpoint",
            info["checkpoint"], "--unrolled", str(tmp_path / "u.tsv"), "--json",
            "--traces", str(tmp_path / "t.jsonl")]
     if toolkit == "fairseq":
-        cmd += ["--data", str(tiny_data.fairseq_bin)]
+        cmd += ["--data", str(tiny_data.folder("fairseq"))]
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout)
@@ -110,7 +110,7 @@ def test_localism_cli_with_real_models(toolkit, tiny_runs, tiny_data, tmp_path):
 def test_not_a_checkpoint_is_a_clear_error(tmp_path):
     (tmp_path / "u.tsv").write_text("unrolled\tcopy A1 \tA1\noriginal\tcopy A1\tA1\n")
     (tmp_path / "model.pt").write_text("not a checkpoint\n")
-    r = subprocess.run([sys.executable, "-m", "compsuite.cli", "eval", "localism", "--checkpoint",
+    r = subprocess.run([sys.executable, "-m", "compsuite.cli", "eval", "pcfgset", "localism", "--checkpoint",
                         str(tmp_path / "model.pt"), "--unrolled", str(tmp_path / "u.tsv")],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 1 and "not a loadable torch checkpoint" in r.stderr

@@ -52,7 +52,7 @@ def test_track_with_real_checkpoints(tiny_runs, tiny_data, tmp_path):
     (tmp_path / "test_pcfg_ratio=0.1_original.tgt").write_text(
         "\n".join(interpret(s) for s in srcs) + "\n")
     _, run_dir, _ = tiny_runs["onmt"]
-    r = subprocess.run([sys.executable, "-m", "compsuite.cli", "eval", "overgeneralisation",
+    r = subprocess.run([sys.executable, "-m", "compsuite.cli", "eval", "pcfgset", "overgeneralisation",
                         "--checkpoints", str(run_dir / "checkpoints"), "--exceptions", str(prefix),
                         "--json", "--plot", str(tmp_path / "t7.png")],
                        capture_output=True, text=True, cwd=ROOT)

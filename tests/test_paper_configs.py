@@ -7,7 +7,8 @@ import yaml
 
 from compsuite.data_prep.common.writers import toolkit_command
 from compsuite.registry import get_study
-from compsuite.toolkits import _to_cli, fairseq_train_args, onmt_config
+from compsuite.toolkits import get_backend
+from compsuite.toolkits.base import to_cli
 
 STUDY = get_study("pcfgset")
 PAPER_RUNS = STUDY.profile("paper").runs
@@ -17,18 +18,18 @@ PAPER_RUNS = STUDY.profile("paper").runs
 def test_paper_config_runs_one_update(run_name, tiny_data, tmp_path):
     run = STUDY.run(run_name)
     if run.toolkit == "onmt":
-        cfg = onmt_config(run, "paper", tiny_data, tmp_path, seed=1)
+        cfg = get_backend("onmt").config(run, "paper", tiny_data, tmp_path, seed=1)
         cfg.update(train_steps=1, valid_steps=1000, save_checkpoint_steps=1, report_every=1,
                    bucket_size=2048, num_workers=0)  # data loading only: fast start on tiny data
         (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
         cmd = toolkit_command("onmt_train") + ["-config", str(tmp_path / "config.yaml")]
         expect = tmp_path / "checkpoints" / "model_step_1.pt"
     else:
-        args = fairseq_train_args(run, "paper")
+        args = get_backend("fairseq").train_args(run, "paper")
         args.update(max_update=1, max_epoch=None, cpu=True, disable_validation=True,
                     save_dir=str(tmp_path / "ck"), num_workers=0)
-        cmd = toolkit_command("fairseq-train") + [str(tiny_data.fairseq_bin), "--user-dir",
-                                                   "fairseq_plugins"] + _to_cli(args)
+        cmd = toolkit_command("fairseq-train") + [str(tiny_data.folder("fairseq")), "--user-dir",
+                                                   "fairseq_plugins"] + to_cli(args)
         expect = tmp_path / "ck" / "checkpoint_last.pt"
     from conftest import ROOT
 

@@ -1,70 +1,108 @@
-"""compsuite run end to end on a tiny profile: data, training, predictions, scores,
-report; a second run skips every finished step; an interrupted run resumes."""
+"""PCFG SET through the engine: the tiny profile end to end (task runs in both toolkits,
+then every test on one run), skip and resume, the reports, and the study's rules."""
 import json
 
 import pytest
-import yaml
 
+from compsuite.engine import Engine
+from compsuite.errors import ConfigError
 from compsuite.eval.reports.pcfgset import build_report
-from compsuite.pipeline import collect_results, run_profile
-from compsuite.registry import load_study
+from compsuite.registry import get_study
 
-from conftest import TINY_ONMT
-
-
-def _study(tmp_path):
-    spec = {
-        "study": "pcfgset", "title": "PCFG SET task accuracy", "config_version": 1,
-        "datasets": {"small": {"generator": "pcfgset", "config": "small", "label": "tiny test"}},
-        "architectures": {"lstms2s": {"paper_name": "LSTMS2S"}},
-        "generation": {"beam": 1, "batch_size": 256},
-        "runs": {"lstms2s-onmt": {"architecture": "lstms2s", "toolkit": "onmt", "paper_setup": True,
-                                  "config": "onmt_configs/pcfgset/lstm.yaml",
-                                  "profiles": {"tiny": TINY_ONMT}}},
-        "profiles": {"tiny": {"dataset": "small", "seeds": [1], "runs": ["lstms2s-onmt"]}},
-    }
-    path = tmp_path / "pcfgset.yaml"
-    path.write_text(yaml.safe_dump(spec))
-    return load_study(path)
+TASK = "task/lstms2s-onmt/seed1"
 
 
-def test_run_skip_resume_report(tmp_path):
-    study = _study(tmp_path)
-    roots = dict(data_root=tmp_path / "DATA", runs_root=tmp_path / "runs", show=False)
-    first = run_profile(study, "tiny", **roots)
-    assert len(first) == 1 and first[0]["n"] == 2353 and first[0]["git"] is not None
-    run_dir = tmp_path / "runs" / "pcfgset" / "tiny" / "lstms2s-onmt" / "seed1"
-    stamps = {p.name: p.stat().st_mtime_ns for p in run_dir.iterdir() if p.is_file()}
-    data_manifest = tmp_path / "DATA" / "pcfgset" / "small" / "seed1" / "raw" / "manifest.json"
-    data_stamp = data_manifest.stat().st_mtime_ns
+def test_tiny_profile_task_runs(tiny_study):
+    t = tiny_study("pcfgset")
+    assert t.returncode == 0
+    for run, toolkit in (("lstms2s-onmt", "onmt"), ("transformer-fairseq", "fairseq")):
+        r = t.result(f"task/{run}/seed1")
+        assert r["part"] == "task" and r["toolkit"] == toolkit and r["n"] == 2353
+        assert r["git"] and r["config_version"] == 1 and r["data_sha256"]
+        assert set(r["breakdown"]) == {"length", "n_functions", "depth"}
+        assert r["predictions"]["format"] == ("fairseq-generate" if toolkit == "fairseq"
+                                              else "onmt_translate")
+    train = json.loads((t.runs / "task/transformer-fairseq/seed1/train.json").read_text())
+    assert train["args"]["task"] == "translation_seq_acc"   # from the study's YAML defaults
+    table = (t.results / "table.md").read_text()
+    assert "| LSTMS2S" in table and "0.79" in table and "scaled-down PCFG SET" in table
+    assert (t.results / "accuracy_by_structure.png").read_bytes()[:4] == b"\x89PNG"
 
-    again = run_profile(study, "tiny", **roots)            # everything skipped
-    assert again == first
-    assert {p.name: p.stat().st_mtime_ns for p in run_dir.iterdir() if p.is_file()} == stamps
-    assert data_manifest.stat().st_mtime_ns == data_stamp
 
-    (run_dir / "result-test.json").unlink()               # interrupted before scoring
-    (run_dir / "pred-test.txt").unlink()
-    resumed = run_profile(study, "tiny", **roots)
-    assert resumed[0]["accuracy"] == first[0]["accuracy"]
-    assert (run_dir / "train.log").stat().st_mtime_ns == stamps["train.log"]  # not retrained
+@pytest.mark.parametrize("test", ["systematicity", "productivity",
+                                  "substitutivity_equally_distributed",
+                                  "substitutivity_primitive", "localism", "overgeneralisation",
+                                  "per_function", "increasing_string_length"])
+def test_tiny_profile_each_test(tiny_study, test):
+    """Each test's split, data, training (or the task model), its evaluation through the
+    translator protocol, and its report."""
+    t = tiny_study("pcfgset")
+    assert t.returncode == 0
+    result = t.result(f"{test}/lstms2s-onmt/seed1")
+    task = t.result(TASK)
+    kind = get_study("pcfgset").tests[test]["evaluation"]
+    assert result["evaluation"] == kind and result["test"] == test and result["part"] == test
+    test_dir = t.runs / test / "lstms2s-onmt" / "seed1"
+    if result["model"] == "base":       # the task model, trained once, not a model of its own
+        assert result["checkpoint"] == task["checkpoint"] and result["model_from"] == TASK
+        assert not (test_dir / "checkpoints").exists()
+    else:
+        assert str(test_dir) in result["checkpoint"] and result["model_from"] is None
+    if kind == "accuracy":
+        assert result["n"] == 2353 and "category" in result["breakdown"]
+        assert result["eos_problem"]["n_wrong"] == 2353 - result["correct"]
+        # compare_base: the task model on the same inputs (Table 4)
+        assert result["task_model"]["n"] == 2353
+        assert result["task_model"]["checkpoint"] == task["checkpoint"]
+    elif kind == "consistency":
+        assert result["consistency"]["n"] == 2353
+        assert set(result["consistency"]["breakdown"]) <= {"append", "repeat", "remove_second",
+                                                           "swap_first_last"}
+        assert set(result["embedding_distances"]["distances"]) == {
+            "append", "repeat", "remove_second", "swap_first_last"}
+    elif kind == "localism":
+        assert result["n"] == 5000 and result["model_calls"] <= 1 + 3
+        assert len((test_dir / "localism-traces.jsonl").read_text().splitlines()) == 5000
+    elif kind == "per_function":
+        from compsuite.data_prep.pcfgset.grammar import FUNCTIONS
 
-    results = collect_results(study, "tiny", tmp_path / "runs")
-    report = build_report(results, tmp_path / "results", "tiny", study.title, study.architectures)
-    table = (tmp_path / "results" / "table.md").read_text()
-    assert "| LSTMS2S" in table and "0.79" in table and "tiny test" in table
-    assert report["summary"][0]["paper_accuracy"] == 0.79
-    assert (tmp_path / "results" / "accuracy_by_structure.png").read_bytes()[:4] == b"\x89PNG"
-    assert json.loads((tmp_path / "results" / "results.json").read_text())["runs"][0]["seed"] == 1
+        assert set(result["per_function"]) == set(FUNCTIONS) and result["n_per_function"] == 1176
+    elif kind == "by_length":
+        assert sorted(map(int, result["breakdown"]["length"])) == list(range(2, 21))
+        assert result["n"] == 10 * 19 * 53
+    else:
+        assert [r["at"] for r in result["profile"]] == [6, 12]   # every checkpoint kept
+    assert (t.results / f"{test}.md").read_text().startswith(f"# PCFG SET {test}")
+    report = json.loads((t.results / "report.json").read_text())
+    assert report["tests"][test][0]["unit"] == f"{test}/lstms2s-onmt/seed1"
+    if kind == "per_function":
+        assert (t.results / "per_function.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_tiny_profile_skips_then_resumes(tiny_study):
+    """A second run changes no file; a run interrupted before scoring resumes without
+    training again."""
+    t = tiny_study("pcfgset")
+    files = sorted(p for p in t.runs.rglob("*") if p.is_file())
+    stamps = {p: p.stat().st_mtime_ns for p in files}
+    data_stamp = (t.root / "DATA/pcfgset/small/seed1/raw/manifest.json").stat().st_mtime_ns
+    assert t.run() == 0                                    # everything skipped
+    assert {p: p.stat().st_mtime_ns for p in files} == stamps
+    assert (t.root / "DATA/pcfgset/small/seed1/raw/manifest.json").stat().st_mtime_ns == data_stamp
+    before = t.result(TASK)
+    (t.runs / TASK / "result.json").unlink()               # interrupted before scoring
+    (t.runs / TASK / "pred-test.txt").unlink()
+    assert t.run("--parts", "task") == 0
+    assert t.result(TASK)["accuracy"] == before["accuracy"]
+    assert (t.runs / TASK / "train.log").stat().st_mtime_ns == stamps[t.runs / TASK / "train.log"]
 
 
 def test_report_with_seeds_has_mean_std_and_welch(tmp_path):
     """Three seeds of two models: mean ± std per model and a Welch t-test between them."""
-    study = _study(tmp_path)
+    study = get_study("pcfgset")
     base = {"study": "pcfgset", "profile": "tiny", "toolkit": "onmt", "paper_setup": True,
             "dataset": "small", "dataset_label": "tiny test", "n": 100,
             "signature": "metric:seq_acc", "breakdown": {"depth": {"1": {"accuracy": 1.0, "n": 9}}}}
-    study.architectures["transformer"] = {"paper_name": "Transformer"}
     results = [{**base, "architecture": "lstms2s", "seed": s, "accuracy": a}
                for s, a in ((1, 0.5), (2, 0.6), (3, 0.7))]
     results += [{**base, "architecture": "transformer", "seed": s, "accuracy": a}
@@ -78,85 +116,47 @@ def test_report_with_seeds_has_mean_std_and_welch(tmp_path):
     assert "0.60 ± 0.10" in table and "Welch" in table
 
 
-@pytest.mark.parametrize("test", ["systematicity", "substitutivity_primitive", "localism",
-                                  "overgeneralisation", "per_function",
-                                  "increasing_string_length"])
-def test_run_each_kind_of_test(tmp_path, test):
-    """A tiny OpenNMT-py model through each kind of test: split, data, training (or the
-    task model), the test's evaluator via the translator protocol, skip on re-run, report."""
-    from compsuite.eval.reports.pcfgset import build_test_report
-    from compsuite.pipeline import run_test
-    from compsuite.registry import get_study
-
-    study = _study(tmp_path)
-    study.tests = {test: get_study("pcfgset").tests[test]}
-    roots = dict(data_root=tmp_path / "DATA", runs_root=tmp_path / "runs", show=False)
-    (result,) = run_test(study, test, "tiny", **roots)
-    kind = study.tests[test]["evaluation"]
-    assert result["evaluation"] == kind and result["test"] == test
-    test_dir = tmp_path / "runs" / "pcfgset" / "tiny" / test / "lstms2s-onmt" / "seed1"
-    task_dir = tmp_path / "runs" / "pcfgset" / "tiny" / "lstms2s-onmt" / "seed1"
-    if result["model"] == "base":       # the task model, trained once, not a model of its own
-        assert result["checkpoint"] == json.loads((task_dir / "train.json").read_text())[
-            "checkpoint"]
-        assert not (test_dir / "checkpoints").exists()
-    else:
-        assert str(test_dir) in result["checkpoint"]
-    if kind == "accuracy":
-        assert result["n"] == 2353 and "category" in result["breakdown"]
-        assert result["eos_problem"]["n_wrong"] == 2353 - result["correct"]
-        # compare_base: the task model on the same inputs (Table 4)
-        assert result["task_model"]["n"] == 2353 and str(task_dir) in result["task_model"][
-            "checkpoint"]
-    elif kind == "consistency":
-        assert result["consistency"]["n"] == 2353
-        assert set(result["consistency"]["breakdown"]) <= {"append", "repeat", "remove_second",
-                                                           "swap_first_last"}
-        assert set(result["embedding_distances"]["distances"]) == {
-            "append", "repeat", "remove_second", "swap_first_last"}
-    elif kind == "localism":
-        assert result["n"] == 5000 and result["model_calls"] <= 1 + 3
-    elif kind == "per_function":
-        from compsuite.data_prep.pcfgset.grammar import FUNCTIONS
-
-        assert set(result["per_function"]) == set(FUNCTIONS) and result["n_per_function"] == 1176
-    elif kind == "by_length":
-        assert sorted(map(int, result["breakdown"]["length"])) == list(range(2, 21))
-        assert result["n"] == 10 * 19 * 53
-    else:
-        assert [r["at"] for r in result["profile"]] == [6, 12]   # every checkpoint kept
-    assert run_test(study, test, "tiny", **roots) == [result]     # skipped the second time
-    report = build_test_report([result], tmp_path / "results", test, study.architectures)
-    assert (tmp_path / "results" / f"{test}.md").read_text().startswith(f"# PCFG SET {test}")
-    assert report["summary"][0]["seeds"] == 1
-    if kind == "per_function":
-        assert (tmp_path / "results" / "per_function.png").read_bytes()[:4] == b"\x89PNG"
-
-
 def test_test_on_the_task_model_refuses_another_corpus(tmp_path):
     """A base-model test whose samples would not come from the task model's training
     corpus is an error naming both files."""
-    from compsuite.pipeline import check_same_corpus
+    from compsuite.studies.pcfgset import check_same_corpus
 
     a, b = tmp_path / "a", tmp_path / "b"
     for d, text in ((a, "copy A1\n"), (b, "copy B1\n")):
         d.mkdir()
         (d / "train.src").write_text(text)
         (d / "train.tgt").write_text("A1\n")
-    with pytest.raises(RuntimeError, match="a/train.src differs from the task corpus .*b/train.src"):
+    with pytest.raises(ConfigError, match="a/train.src differs from the task corpus .*b/train.src"):
         check_same_corpus(a, b, "localism")
     check_same_corpus(a, a, "localism")
 
 
 def test_overgeneralisation_training_options_merge_per_profile():
-    from compsuite.pipeline import _train_extra
-    from compsuite.registry import get_study
+    study = get_study("pcfgset")
+    assert study.train_options("overgeneralisation", "quick", "onmt") == {
+        "keep_checkpoint": -1, "save_checkpoint_steps": 250}
+    assert study.train_options("overgeneralisation", "tiny", "onmt") == {"keep_checkpoint": -1}
+    assert study.train_options("overgeneralisation", "quick", "fairseq") is None
+    units = {u.path: u for u in Engine(study, "quick", show=False).plan(
+        parts=["overgeneralisation"])}
+    assert units["overgeneralisation/lstms2s-onmt/seed1"].train_options == {
+        "keep_checkpoint": -1, "save_checkpoint_steps": 250}
 
-    spec = get_study("pcfgset").tests["overgeneralisation"]
-    assert _train_extra(spec, "quick", "onmt") == {"keep_checkpoint": -1,
-                                                   "save_checkpoint_steps": 250}
-    assert _train_extra(spec, "tiny", "onmt") == {"keep_checkpoint": -1}
-    assert _train_extra(spec, "quick", "fairseq") is None
+
+def test_plan_units_and_dependencies():
+    """Task units for every run, test units for the test runs only; tests on the task
+    model (and compare_base) need the task unit of the same run and seed."""
+    study = get_study("pcfgset")
+    units = Engine(study, "paper", show=False).plan()
+    assert [u.path for u in units if u.part == "task"][:2] == [
+        "task/lstms2s-onmt/seed1", "task/convs2s-fairseq/seed1"]
+    assert len(units) == 3 * 6 + 3 * 3 * len(study.tests)
+    loc = {u.path: u for u in units}["localism/convs2s-fairseq/seed2"]
+    assert loc.model_from == "task/convs2s-fairseq/seed2" and not loc.trains
+    sysm = {u.path: u for u in units}["systematicity/lstms2s-onmt/seed3"]
+    assert sysm.trains and sysm.needs == ("task/lstms2s-onmt/seed3",)
+    only = Engine(study, "paper", show=False).plan(parts=["localism"], seeds=[1])
+    assert {u.part for u in only} == {"localism", "task"} and len(only) == 6
 
 
 def test_study_report_has_every_table_and_figure(tmp_path):
@@ -164,7 +164,6 @@ def test_study_report_has_every_table_and_figure(tmp_path):
     results of three architectures and two seeds, with Welch tests per row."""
     from compsuite.data_prep.pcfgset.grammar import FUNCTIONS
     from compsuite.eval.reports.pcfgset import build_study_report
-    from compsuite.registry import get_study
 
     study = get_study("pcfgset")
     runs = {"lstms2s": "lstms2s-onmt", "convs2s": "convs2s-fairseq",
@@ -222,26 +221,24 @@ def test_study_report_has_every_table_and_figure(tmp_path):
 
 
 def test_task_model_is_read_with_its_own_dictionaries(tmp_path, monkeypatch):
-    """compare_base scores the task model on the test's inputs: a fairseq task model
-    must be loaded with the task corpus's dictionaries, not the test split's (they
+    """compare_base scores the task model on the test's inputs: it must be loaded with
+    the task corpus's data (for fairseq, its dictionaries), not the test split's (they
     number the symbols differently; the first full run scored ConvS2S 0.00 that way)."""
-    import compsuite.pipeline as pl
-    from compsuite.registry import get_study
+    from compsuite.engine import Context
+    from conftest import TinyRun
 
     loaded = []
-    real = pl._translator_loader
+    real = Context.load
 
-    def spy(dictionary_dir, generation):
-        load = real(dictionary_dir, generation)
-        return lambda ck: (loaded.append((str(ck), str(dictionary_dir))), load(ck))[1]
+    def spy(self, checkpoint=None, data=None, kind="translator"):
+        used = data if data is not None else self.model_data
+        loaded.append((str(checkpoint or self.checkpoint), str(used.root)))
+        return real(self, checkpoint, data, kind)
 
-    monkeypatch.setattr(pl, "_translator_loader", spy)
-    study = _study(tmp_path)
-    study.tests = {"productivity": get_study("pcfgset").tests["productivity"]}
-    roots = dict(data_root=tmp_path / "DATA", runs_root=tmp_path / "runs", show=False)
-    (result,) = pl.run_test(study, "productivity", "tiny", **roots)
-    task_ck = result["task_model"]["checkpoint"]
-    test_ck = result["checkpoint"]
+    monkeypatch.setattr(Context, "load", spy)
+    t = TinyRun("pcfgset", tmp_path)
+    assert t.run("--parts", "productivity", "--runs", "lstms2s-onmt") == 0
+    result = t.result("productivity/lstms2s-onmt/seed1")
     by_ck = dict(loaded)
-    assert by_ck[task_ck] == str(tmp_path / "DATA/pcfgset/small/seed1/fairseq-bin")
-    assert by_ck[test_ck] == str(tmp_path / "DATA/pcfgset/small/productivity/seed1/fairseq-bin")
+    assert by_ck[result["task_model"]["checkpoint"]] == str(tmp_path / "DATA/pcfgset/small/seed1")
+    assert by_ck[result["checkpoint"]] == str(tmp_path / "DATA/pcfgset/small/productivity/seed1")

@@ -1,4 +1,5 @@
-"""The README names only paths that exist and commands that run (their --help)."""
+"""The README and the docs name only paths that exist; the README's commands run
+(their --help)."""
 import re
 import subprocess
 import sys
@@ -8,8 +9,9 @@ import pytest
 from conftest import ROOT
 
 README = (ROOT / "README.md").read_text()
-DOCS = [README] + [p.read_text() for p in ROOT.rglob("doc.md") if ".venv" not in p.parts]
-TOP = ("compsuite", "data_prep", "eval", "fairseq_plugins", "onmt_configs", "benchmarks",
+DOCS = [README] + [p.read_text() for p in sorted(ROOT.rglob("doc.md")) + sorted(
+    (ROOT / "docs").rglob("*.md")) if ".venv" not in p.parts]
+TOP = ("compsuite", "data_prep", "eval", "fairseq_plugins", "onmt_configs", "benchmarks", "docs",
        "scripts", "tests", ".ci")
 
 

@@ -1,7 +1,10 @@
-"""The experiment registry and the files it points to."""
+"""The registry of studies, runs and profiles; YAML includes and errors; the toolkit
+backends' registry."""
 import pytest
 
-from compsuite.registry import ROOT, Registry, RegistryError, get_study, load_study, studies
+from compsuite.errors import ConfigError
+from compsuite.registry import (ROOT, Registry, RegistryError, deep_merge, get_study, load_study,
+                                read_yaml, studies)
 
 
 def test_registry_rejects_duplicates_and_suggests():
@@ -17,35 +20,62 @@ def test_every_study_loads_and_its_files_exist():
     for name in studies():
         s = get_study(name)
         for run_name, run in s.runs.items():
-            if run.toolkit == "onmt":
+            if run.config:
                 assert (ROOT / run.config).is_file(), run.config
             for override in run.profiles.values():
                 if isinstance(override, str):
                     assert (ROOT / override).is_file(), override
-        assert {"paper", "quick"} <= set(s.profiles)
+        assert {"paper", "quick", "tiny"} <= set(s.profiles)
 
 
 def test_pcfgset_profiles():
     s = get_study("pcfgset")
-    assert s.profile("paper").dataset == "full" and s.profile("quick").dataset == "small"
+    assert s.profile("paper").options["dataset"] == "full"
+    assert s.profile("quick").options["dataset"] == "small"
     paper_runs = {s.run(r).architecture for r in s.profile("paper").runs if s.run(r).paper_setup}
     assert paper_runs == {"lstms2s", "convs2s", "transformer"}
     toolkits = {(s.run(r).architecture, s.run(r).toolkit) for r in s.profile("quick").runs}
     assert toolkits == {(a, t) for a in ("lstms2s", "transformer") for t in ("fairseq", "onmt")
                         } | {("convs2s", "fairseq")}
     for name in ("paper", "quick"):   # the tests: every architecture once, in the paper's toolkit
-        runs = [s.run(r) for r in s.profile(name).test_runs]
+        runs = [s.run(r) for r in s.test_runs(s.profile(name))]
         assert sorted(r.architecture for r in runs) == ["convs2s", "lstms2s", "transformer"]
         assert all(r.paper_setup for r in runs)
     assert {t for t, spec in s.tests.items() if spec.get("model") == "base"} == {
         "localism", "per_function", "increasing_string_length"}
 
 
-_PROFILES = """study: x
+def test_study_defaults_come_from_yaml_includes():
+    """_base.yaml gives every study its generation settings and fairseq logging; the
+    study file adds its own toolkit defaults (the fairseq task) and may override."""
+    pcfg, ctl = get_study("pcfgset"), get_study("ctlpp")
+    assert pcfg.generation == {"beam": 1, "batch_size": 256, "max_length": 512}
+    assert ctl.generation["batch_size"] == 512 and ctl.generation["beam"] == 1
+    assert pcfg.run("convs2s-fairseq").defaults == {
+        "log_format": "simple", "log_interval": 50, "task": "translation_seq_acc",
+        "eval_accuracy": True, "best_checkpoint_metric": "seq_acc",
+        "maximize_best_checkpoint_metric": True}
+    assert ctl.run("ndr-fairseq").defaults["task"] == "sequence_classification"
+    assert pcfg.run("lstms2s-onmt").defaults == {}
+
+
+def test_deep_merge_and_include_loops(tmp_path):
+    assert deep_merge({"a": {"b": 1, "c": 2}, "d": [1]}, {"a": {"b": 3}, "d": [2]}) == {
+        "a": {"b": 3, "c": 2}, "d": [2]}
+    (tmp_path / "_x.yaml").write_text("include: y.yaml\n")
+    (tmp_path / "y.yaml").write_text("include: _x.yaml\n")
+    with pytest.raises(ConfigError, match="include loop"):
+        read_yaml(tmp_path / "y.yaml")
+    (tmp_path / "z.yaml").write_text("include: missing.yaml\n")
+    with pytest.raises(ConfigError, match="missing.yaml: no such file"):
+        read_yaml(tmp_path / "z.yaml")
+
+
+_PCFG = """study: pcfgset
 architectures: {a: {paper_name: A}, b: {paper_name: B}}
-datasets: {d: {generator: pcfgset, config: small}}
+datasets: {d: {config: small, label: tiny}}
 runs:
-  a1: {architecture: a, toolkit: onmt, paper_setup: true}
+  a1: {architecture: a, toolkit: onmt, paper_setup: true, config: onmt_configs/pcfgset/lstm.yaml}
   b1: {architecture: b, toolkit: fairseq}
 profiles:
   p: {dataset: d, runs: [a1, b1]%s}
@@ -53,31 +83,57 @@ profiles:
 
 
 def test_test_runs_default_to_the_paper_setups_and_must_be_profile_runs(tmp_path):
-    f = tmp_path / "x.yaml"
-    f.write_text(_PROFILES % "")
-    assert load_study(f).profile("p").test_runs == ["a1"]
-    f.write_text(_PROFILES % ", test_runs: [b1]")
-    assert load_study(f).profile("p").test_runs == ["b1"]
-    f.write_text(_PROFILES.replace("runs: [a1, b1]", "runs: [a1]") % ", test_runs: [b1]")
-    with pytest.raises(ValueError, match="test run 'b1' is not one of the profile's runs"):
+    f = tmp_path / "pcfgset.yaml"
+    f.write_text(_PCFG % "")
+    s = load_study(f)
+    assert s.test_runs(s.profile("p")) == ["a1"]
+    f.write_text(_PCFG % ", test_runs: [b1]")
+    s = load_study(f)
+    assert s.test_runs(s.profile("p")) == ["b1"]
+    f.write_text(_PCFG.replace("runs: [a1, b1]", "runs: [a1]") % ", test_runs: [b1]")
+    with pytest.raises(ConfigError, match="test run 'b1' is not one of the profile's runs"):
         load_study(f)
-    f.write_text(_PROFILES % "" + "tests:\n  t: {split: localism, evaluation: localism, "
+    f.write_text(_PCFG % "" + "tests:\n  t: {split: localism, evaluation: localism, "
                  "model: shared}\n")
-    with pytest.raises(ValueError, match="model must be one of own, base"):
+    with pytest.raises(ConfigError, match="model must be one of own, base"):
+        load_study(f)
+    f.write_text(_PCFG % "" + "tests:\n  t: {split: localism, evaluation: locallism}\n")
+    with pytest.raises(ConfigError, match=r"tests.t: unknown evaluation 'locallism'.*did you "
+                                          "mean 'localism'"):
         load_study(f)
 
 
 @pytest.mark.parametrize("text,msg", [
-    ("study: x\n  bad: [", "malformed YAML"),
-    ("study: x\narchitectures: {}\ndatasets: {}\nruns:\n  r: {architecture: a, toolkit: onmt}\n",
-     "unknown architecture 'a'"),
+    ("study: pcfgset\n  bad: [", "malformed YAML"),
+    ("study: pcfgset\narchitectures: {}\nprofiles: {}\n"
+     "runs:\n  r: {architecture: a, toolkit: onmt}\n", "runs.r: unknown architecture 'a'"),
     ("- just a list\n", "expected a mapping"),
-    ("study: x\n", "missing required key 'architectures'"),
+    ("study: pcfgset\n", "missing required key 'architectures'"),
+    ("study: pcfgset\narchitectures: {a: {}}\nprofiles: {}\n"
+     "runs:\n  r: {architecture: a, toolkit: fairsq}\n",
+     "runs.r: unknown toolkit 'fairsq'.*did you mean 'fairseq'"),
+    ("study: pcfgset\narchitectures: {a: {}}\nprofiles: {p: {runs: [r]}}\n"
+     "runs:\n  r: {architecture: a, toolkit: onmt, profiles: {qiuck: {}}}\n",
+     "runs.r.profiles: unknown key 'qiuck'"),
+    ("study: pcfgset\narchitectures: {a: {}}\nprofiles: {p: {runs: [r], seeds: 1}}\n"
+     "runs:\n  r: {architecture: a, toolkit: onmt}\n", "seeds must be a non-empty list"),
+    ("study: other\n", "study 'other' must be named like its file"),
 ])
 def test_malformed_study_files_are_clear(tmp_path, text, msg):
+    f = tmp_path / "pcfgset.yaml"
+    f.write_text(text.replace("study: other\n", "study: other\nmodule: compsuite.studies.pcfgset\n"))
+    with pytest.raises(ConfigError, match=msg) as e:
+        load_study(f)
+    assert str(f) in str(e.value)
+
+
+def test_a_study_module_must_export_a_study(tmp_path):
     f = tmp_path / "x.yaml"
-    f.write_text(text)
-    with pytest.raises(ValueError, match=msg):
+    f.write_text("study: x\nmodule: compsuite.registry\n")
+    with pytest.raises(ConfigError, match="defines no STUDY"):
+        load_study(f)
+    f.write_text("study: x\n")
+    with pytest.raises(ConfigError, match="study module 'compsuite.studies.x' not found"):
         load_study(f)
 
 
@@ -86,9 +142,34 @@ def test_run_all_defaults_to_finished_studies(tmp_path, monkeypatch):
     import compsuite.registry as registry
 
     assert {"pcfgset", "ctlpp"} <= set(registry.default_studies())
+    assert "majority" not in registry.default_studies()    # the example says run_all: false
     building = tmp_path / "building.yaml"
     building.write_text("study: building\nrun_all: false\n")
     paths = dict(studies().items())
     monkeypatch.setattr(registry, "studies", lambda: {**paths, "building": building})
     assert "building" not in registry.default_studies()
     assert "pcfgset" in registry.default_studies()
+
+
+def test_toolkit_backends_are_registered_by_name():
+    from compsuite.toolkits import backend_names, get_backend
+
+    assert {"fairseq", "onmt"} <= set(backend_names())
+    assert get_backend("onmt").name == "onmt" and get_backend("fairseq").data_folder == "fairseq-bin"
+    with pytest.raises(RegistryError, match="unknown toolkit backend 'onnmt'.*did you mean 'onmt'"):
+        get_backend("onnmt")
+
+
+def test_core_names_no_study():
+    """The CLI, the engine, the registry and the toolkit backends name no study and no
+    PCFG SET test: studies live in their own modules."""
+    import re
+
+    names = re.compile(r"\b(pcfg\w*|ctl\w*|sget|paradox|nli|dankers|hupkes|csord\w*|kumon|nie"
+                       r"|systematicity|productivity|substitutivity|localism|overgeneralisation)\b")
+    files = [ROOT / "compsuite" / f for f in ("cli.py", "engine.py", "registry.py",
+                                                "commands.py", "errors.py", "studies/base.py")]
+    files += sorted((ROOT / "compsuite" / "toolkits").glob("*.py"))
+    for f in files:
+        found = names.findall(f.read_text().lower())
+        assert not found, f"{f.relative_to(ROOT)} names {sorted(set(found))}"

@@ -83,11 +83,11 @@ def test_malformed_overgeneralisation_log(tmp_path):
 def test_cli_eval_released(tmp_path, capsys):
     from compsuite.cli import main
 
-    assert main(["eval", "released", str(_tree(tmp_path)), "--json"]) == 0
+    assert main(["eval", "pcfgset", "released", str(_tree(tmp_path)), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {s["test"] for s in out["summary"]} == {
         "task_accuracy", "substitutivity_primitive", "localism", "overgeneralisation@0.001"}
-    assert main(["eval", "released", str(tmp_path / "nope")]) == 1
+    assert main(["eval", "pcfgset", "released", str(tmp_path / "nope")]) == 1
     assert "no such folder of released predictions" in capsys.readouterr().err
 
 

@@ -1,25 +1,37 @@
-"""Tiny end-to-end runs through both toolkits: data writers, training with the
+"""Tiny end-to-end runs through both toolkit backends: data writers, training with the
 toolkit's own loop (fairseq with --user-dir fairseq_plugins), prediction with
-fairseq-generate / onmt_translate, resume, and scoring."""
+fairseq-generate / onmt_translate read by each backend's own reader, resume, and
+scoring."""
 
 from pathlib import Path
 
 import pytest
 
-from compsuite.pipeline import score_predictions
+from compsuite.errors import ToolkitError
+from compsuite.eval.metrics.accuracy import accuracy_with_breakdown
+from compsuite.eval.pcfgset import structure_features
 from compsuite.registry import Run
-from compsuite.toolkits import PREDICT, TRAIN
+from compsuite.toolkits import get_backend
 
-from conftest import TINY_ONMT
+from conftest import FAIRSEQ_TASK, TINY_ONMT
+
+GENERATION = {"beam": 1, "batch_size": 64}
+
+
+def _predict(toolkit, info, data, run_dir, split="test"):
+    return get_backend(toolkit).predict(info, data, split, GENERATION, run_dir, show=False)
+
+
+def _score(toolkit, pred, data, split="test", breakdown=True):
+    preds = get_backend(toolkit).read_predictions(pred, data, split)
+    features = structure_features(preds.sources) if breakdown else None
+    return accuracy_with_breakdown(preds.hypotheses, preds.references, features).as_dict()
 
 @pytest.mark.parametrize("toolkit", ["fairseq", "onmt"])
 def test_train_generate_score(toolkit, tiny_runs, tiny_data):
     run, run_dir, info = tiny_runs[toolkit]
     assert info["toolkit"] == toolkit
-    pred = PREDICT[toolkit](run_dir, tiny_data, "test", {"beam": 1, "batch_size": 64}, show=False)
-    from compsuite.data_prep.pcfgset.grammar import structure
-
-    res = score_predictions(run_dir, toolkit, pred, tiny_data, "test", structure)
+    res = _score(toolkit, _predict(toolkit, info, tiny_data, run_dir), tiny_data)
     assert res["n"] == 200 and 0.0 <= res["accuracy"] <= 1.0
     assert set(res["breakdown"]) == {"length", "n_functions", "depth"}
     assert sum(v["n"] for v in res["breakdown"]["depth"].values()) == 200
@@ -28,11 +40,9 @@ def test_train_generate_score(toolkit, tiny_runs, tiny_data):
 def test_fairseq_keeps_every_evaluation_sentence(tiny_runs, tiny_data):
     """fairseq drops a last batch that is not a multiple of 8 (fairseq#5036); the
     plugin task must not: the valid split has 100 sentences."""
-    run, run_dir, _ = tiny_runs["fairseq"]
-    pred = PREDICT["fairseq"](run_dir, tiny_data, "valid", {"beam": 1, "batch_size": 64},
-                              show=False)
-    res = score_predictions(run_dir, "fairseq", pred, tiny_data, "valid")
-    assert res["n"] == 100
+    run, run_dir, info = tiny_runs["fairseq"]
+    pred = _predict("fairseq", info, tiny_data, run_dir, "valid")
+    assert _score("fairseq", pred, tiny_data, "valid", breakdown=False)["n"] == 100
 
 
 def test_fairseq_task_logs_sequence_accuracy(tiny_runs, tiny_data):
@@ -40,22 +50,22 @@ def test_fairseq_task_logs_sequence_accuracy(tiny_runs, tiny_data):
     the valid split with the same weights (the tiny run validates once, at its end)."""
     import re
 
-    run, run_dir, _ = tiny_runs["fairseq"]
+    run, run_dir, info = tiny_runs["fairseq"]
     log = (run_dir / "train.log").read_text()
     logged = re.findall(r"valid on 'valid' subset .*\| seq_acc ([0-9.]+)", log)
     assert len(logged) == 1, "expected one validation with seq_acc"
-    pred = PREDICT["fairseq"](run_dir, tiny_data, "valid", {"beam": 1, "batch_size": 64},
-                              show=False)
-    res = score_predictions(run_dir, "fairseq", pred, tiny_data, "valid")
+    pred = _predict("fairseq", info, tiny_data, run_dir, "valid")
+    res = _score("fairseq", pred, tiny_data, "valid", breakdown=False)
     assert float(logged[0]) == round(100 * res["accuracy"], 2)
 
 
 def test_finished_training_is_skipped_and_changed_config_refused(tiny_runs, tiny_data):
     run, run_dir, info = tiny_runs["onmt"]
-    again = TRAIN["onmt"](run, "tiny", tiny_data, run_dir, seed=1, show=False)
+    onmt = get_backend("onmt")
+    again = onmt.train(run, "tiny", tiny_data, run_dir, seed=1, show=False)
     assert again == info
-    with pytest.raises(RuntimeError, match="another configuration"):
-        TRAIN["onmt"](run, "tiny", tiny_data, run_dir, seed=2, show=False)
+    with pytest.raises(ToolkitError, match="another configuration"):
+        onmt.train(run, "tiny", tiny_data, run_dir, seed=2, show=False)
 
 
 def test_onmt_resumes_from_last_checkpoint(tiny_data, tmp_path):
@@ -64,11 +74,12 @@ def test_onmt_resumes_from_last_checkpoint(tiny_data, tmp_path):
     run = Run("r", "lstms2s", "onmt", False, config="onmt_configs/pcfgset/lstm.yaml",
               profiles={"tiny": TINY_ONMT})  # 12 steps, a checkpoint every 6
     run_dir = tmp_path / "run"
-    TRAIN["onmt"](run, "tiny", tiny_data, run_dir, seed=1, show=False)
+    onmt = get_backend("onmt")
+    onmt.train(run, "tiny", tiny_data, run_dir, seed=1, show=False)
     # simulate an interruption after step 6: no final checkpoint, no train.json
     (run_dir / "checkpoints" / "model_step_12.pt").unlink()
     (run_dir / "train.json").unlink()
-    info = TRAIN["onmt"](run, "tiny", tiny_data, run_dir, seed=1, show=False)
+    info = onmt.train(run, "tiny", tiny_data, run_dir, seed=1, show=False)
     config = (run_dir / "config.yaml").read_text()
     assert "train_from:" in config and "model_step_6.pt" in config
     assert info["checkpoint"].endswith("model_step_12.pt")
@@ -84,12 +95,11 @@ def test_translator_backend_matches_the_toolkit_command(toolkit, tiny_runs, tiny
     from compsuite.eval.translators import load_translator
 
     run, run_dir, info = tiny_runs[toolkit]
-    pred = PREDICT[toolkit](run_dir, tiny_data, "test", {"beam": 1, "batch_size": 64},
-                            show=False)
+    pred = _predict(toolkit, info, tiny_data, run_dir)
     expected = (read_fairseq_generate(pred).hypotheses if toolkit == "fairseq"
                 else pred.read_text().splitlines())
     before = sorted(p.name for p in Path.cwd().iterdir())
-    tr = load_translator(info["checkpoint"], tiny_data.fairseq_bin, batch_size=64)
+    tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), batch_size=64)
     srcs = (tiny_data.raw / "test.src").read_text().splitlines()
     assert tr.translate(srcs) == expected
     assert tr.calls == 1 and tr.batches >= 200 // 64
@@ -103,15 +113,14 @@ def test_convs2s_backend_matches_fairseq_generate(tiny_data, tmp_path):
     from compsuite.eval.readers.predictions import read_fairseq_generate
     from compsuite.eval.translators import load_translator
 
-    run = Run("tiny-fconv", "convs2s", "fairseq", False, args={
+    run = Run("tiny-fconv", "convs2s", "fairseq", False, args={**FAIRSEQ_TASK,
         "arch": "fconv", "encoder_layers": "[(16, 3)] * 2", "decoder_layers": "[(16, 3)] * 2",
         "encoder_embed_dim": 16, "decoder_embed_dim": 16, "decoder_out_embed_dim": 16,
         "optimizer": "nag", "lr": 0.25, "clip_norm": 0.1, "max_tokens": 2048, "max_update": 12,
         "num_workers": 0, "log_interval": 4})
     run_dir = tmp_path / "fconv"
-    info = TRAIN["fairseq"](run, "tiny", tiny_data, run_dir, seed=1, show=False)
-    pred = PREDICT["fairseq"](run_dir, tiny_data, "test", {"beam": 1, "batch_size": 64},
-                              show=False)
-    tr = load_translator(info["checkpoint"], tiny_data.fairseq_bin, batch_size=64)
+    info = get_backend("fairseq").train(run, "tiny", tiny_data, run_dir, seed=1, show=False)
+    pred = _predict("fairseq", info, tiny_data, run_dir)
+    tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), batch_size=64)
     srcs = (tiny_data.raw / "test.src").read_text().splitlines()
     assert len(srcs) % 64 and tr.translate(srcs) == read_fairseq_generate(pred).hypotheses

@@ -27,14 +27,14 @@ def _env(compat: bool) -> dict:
 def _onmt_translate(run_dir, data, env):
     return subprocess.run(toolkit_command("onmt_translate") + [
         "-model", str(sorted((run_dir / "checkpoints").glob("*.pt"))[-1]),
-        "-src", str(data.onmt / "valid.src"), "-output", str(run_dir / "compat.txt"),
+        "-src", str(data.folder("onmt") / "valid.src"), "-output", str(run_dir / "compat.txt"),
         "-batch_size", "64"], capture_output=True, text=True, env=env)
 
 
 def _fairseq_generate(run_dir, data, env):
     # deliberately without --user-dir: plain fairseq-generate must load it too
     return subprocess.run(toolkit_command("fairseq-generate") + [
-        str(data.fairseq_bin), "--path", str(run_dir / "checkpoints" / "checkpoint_last.pt"),
+        str(data.folder("fairseq")), "--path", str(run_dir / "checkpoints" / "checkpoint_last.pt"),
         "--gen-subset", "valid", "--beam", "1", "--batch-size", "64", "--cpu"],
         capture_output=True, text=True, env=env)
 

@@ -8,22 +8,14 @@ import statistics as st
 from collections import defaultdict
 from pathlib import Path
 
-
-from .tables import fmt, markdown_table, paper_numbers, write_report
+from .plots import heat_map, similarity_maps
+from .tables import fmt, markdown_table, mean_std_cell, paper_numbers, write_report
 
 THRESHOLD = 0.95
 
 
-def _ms(vals: list[float]) -> str:
-    if not vals:
-        return "–"
-    return fmt(st.fmean(vals)) + (f" ± {fmt(st.stdev(vals))}" if len(vals) > 1 else "")
-
-
 def build_report(study, profile: str, table1: list[dict], grid: list[dict],
                  out_dir: str | Path) -> dict:
-    from compsuite.eval.ctlpp import plot_matrix, plot_similarity
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     archs = study.architectures
@@ -49,8 +41,8 @@ def build_report(study, profile: str, table1: list[dict], grid: list[dict],
             ood = [r["test_ood"]["accuracy"] for r in rs]
             share = sum(x > THRESHOLD for x in ood) / len(ood) if ood else None
             p = paper["values"].get(a, {}).get(v)
-            row += [_ms(iid), _ms(ood), "–" if share is None else f"{share:.0%} of {len(ood)}",
-                    fmt(p)]
+            row += [mean_std_cell(iid), mean_std_cell(ood),
+                    "–" if share is None else f"{share:.0%} of {len(ood)}", fmt(p)]
             report["table1"].append({"architecture": a, "variant": v, "seeds": len(rs),
                                      "iid": iid, "ood": ood, "share_above": share,
                                      "paper_ood": p})
@@ -59,10 +51,9 @@ def build_report(study, profile: str, table1: list[dict], grid: list[dict],
           f"Paper numbers: {paper['source']}. Each cell: mean ± std over seeds of the "
           "accuracy on the IID and OOD test sets; the share of seeds whose OOD accuracy "
           f"exceeds {THRESHOLD:.0%}.\n"]
-    from compsuite.ctlpp_pipeline import profile_spec
     from compsuite.data_prep.ctlpp import CTLConfig
 
-    task = CTLConfig(**profile_spec(study, profile)["data"]).as_args()
+    task = CTLConfig(**study.profile(profile).options["data"]).as_args()
     task.pop("variant")
     report["task"] = task
     md.append("Task: " + ", ".join(f"{k} {v}" for k, v in task.items()) + ".\n")
@@ -83,7 +74,7 @@ def build_report(study, profile: str, table1: list[dict], grid: list[dict],
                 for n, d in r[split]["by_length"].items():
                     by[n].append(d["accuracy"])
             len_rows.append([archs[a]["paper_name"], v, split.replace("test_", "").upper()]
-                            + [_ms(by.get(str(n), [])) for n in lengths])
+                            + [mean_std_cell(by.get(str(n), [])) for n in lengths])
     if len_rows:
         md += ["\nAccuracy by number of composed functions:\n",
                markdown_table(["model", "variant", "test"] + [str(n) for n in lengths],
@@ -97,11 +88,11 @@ def build_report(study, profile: str, table1: list[dict], grid: list[dict],
             r = min(rs, key=lambda x: x["seed"])
             stem = f"{v}_{r['run']}_seed{r['seed']}"
             if "representations" in r:
-                f = plot_similarity(r["representations"], out_dir / f"similarity_{stem}.png")
+                f = similarity_maps(r["representations"], out_dir / f"similarity_{stem}.png")
                 c = r["compatibility"]
-                g = plot_matrix(c["matrix"], c["groups"], out_dir / f"compatibility_{stem}.png",
-                                title=f"{archs[a]['paper_name']}, {v}: accuracy of g(f(x))",
-                                xlabel="group of g (second)", ylabel="group of f (first)")
+                g = heat_map(c["matrix"], c["groups"], out_dir / f"compatibility_{stem}.png",
+                             title=f"{archs[a]['paper_name']}, {v}: accuracy of g(f(x))",
+                             xlabel="group of g (second)", ylabel="group of f (first)")
                 report["figures"][stem] = [f.name, g.name]
                 ms = r["representations"]["mean_similarity"]
                 sim_rows.append([archs[a]["paper_name"], v, r["seed"], ms.get("within"),
@@ -131,10 +122,10 @@ def build_report(study, profile: str, table1: list[dict], grid: list[dict],
                     r["test_ood"]["accuracy"])
             matrix = [[st.fmean(cell[(k, m)]) if cell.get((k, m)) else None for m in ms]
                       for k in ks]
-            f = plot_matrix(matrix, [str(k) for k in ks], out_dir / f"grid_{a}.png",
-                            col_labels=[str(m) for m in ms],
-                            title=f"{archs[a]['paper_name']}: OOD accuracy, variant S",
-                            xlabel="shared symbols", ylabel="shared functions")
+            f = heat_map(matrix, [str(k) for k in ks], out_dir / f"grid_{a}.png",
+                         col_labels=[str(m) for m in ms],
+                         title=f"{archs[a]['paper_name']}: OOD accuracy, variant S",
+                         xlabel="shared symbols", ylabel="shared functions")
             report["grid"].append({"architecture": a, "shared_functions": ks,
                                    "shared_symbols": ms, "ood": matrix, "plot": f.name})
             md += [f"\n{archs[a]['paper_name']} (mean over {len(rs) // max(len(cell), 1)} "

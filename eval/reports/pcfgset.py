@@ -3,13 +3,11 @@ accuracy by input length, number of functions and depth."""
 from __future__ import annotations
 
 import datetime as _dt
-import statistics as st
 from collections import defaultdict
 from pathlib import Path
 
-
-from .plots import accuracy_by_feature
-from .tables import fmt, markdown_table, paper_numbers, write_report
+from .plots import accuracy_by_feature, accuracy_per_function, overgeneralisation_areas
+from .tables import fmt, markdown_table, mean_std, mean_std_cell, paper_numbers, write_report
 
 
 def build_report(results: list[dict], out_dir: str | Path, profile: str, study_title: str,
@@ -27,16 +25,14 @@ def build_report(results: list[dict], out_dir: str | Path, profile: str, study_t
     for (arch, toolkit), rs in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]),
                                                                       kv[0][1])):
         accs = [r["accuracy"] for r in rs]
-        mean = st.fmean(accs)
-        std = st.stdev(accs) if len(accs) > 1 else None
+        mean, std = mean_std(accs)
         entry = {"architecture": arch, "toolkit": toolkit, "paper_setup": rs[0]["paper_setup"],
                  "seeds": [r["seed"] for r in rs], "accuracy_mean": mean, "accuracy_std": std,
                  "n": rs[0]["n"], "dataset": rs[0]["dataset_label"],
                  "paper_accuracy": paper["values"].get(arch), "signature": rs[0]["signature"]}
         summary.append(entry)
-        acc = fmt(mean) + (f" ± {fmt(std)}" if std is not None else "")
         rows.append([architectures[arch]["paper_name"], _toolkit_name(toolkit, rs[0]["paper_setup"]),
-                     acc, len(rs), rs[0]["n"], fmt(paper["values"].get(arch))])
+                     mean_std_cell(accs), len(rs), rs[0]["n"], fmt(paper["values"].get(arch))])
     datasets = sorted({r["dataset_label"] for r in results})
     table = markdown_table(
         ["model", "toolkit", "task accuracy (ours)", "seeds", "test n",
@@ -115,20 +111,16 @@ def build_test_report(results: list[dict], out_dir: str | Path, test: str,
         groups[(r["architecture"], r["toolkit"])].append(value(r))
     rows, summary = [], []
     for (arch, toolkit), vals in sorted(groups.items()):
-        mean = st.fmean(vals)
-        std = st.stdev(vals) if len(vals) > 1 else None
+        mean, std = mean_std(vals)
         summary.append({"architecture": arch, "toolkit": toolkit, label: mean, "std": std,
                         "seeds": len(vals)})
-        rows.append([architectures[arch]["paper_name"], toolkit,
-                     fmt(mean) + (f" ± {fmt(std)}" if std is not None else ""), len(vals)])
+        rows.append([architectures[arch]["paper_name"], toolkit, mean_std_cell(vals), len(vals)])
     md = [f"# PCFG SET {test}\n", f"Task: {results[0]['dataset_label']}.  ",
           f"Evaluation: {kind}.\n", markdown_table(["model", "toolkit", label, "seeds"], rows)]
     report = {"study": "pcfgset", "test": test, "evaluation": kind, "summary": summary,
               "runs": results}
     out_dir.mkdir(parents=True, exist_ok=True)
     if kind == "per_function":
-        from .plots import accuracy_per_function
-
         series = {f"{architectures[r['architecture']]['paper_name']} ({r['toolkit']}, seed "
                   f"{r['seed']})": r["per_function"] for r in results}
         report["plot"] = accuracy_per_function(series, out_dir / f"{test}.png").name
@@ -149,17 +141,6 @@ TABLE3 = [("task_accuracy", "task accuracy", None),
           ("overgeneralisation", "overgeneralisation (peak)", "overgeneralisation")]
 
 
-def _mean_std(vals: list[float]) -> tuple[float, float | None]:
-    return st.fmean(vals), (st.stdev(vals) if len(vals) > 1 else None)
-
-
-def _cell(vals: list[float]) -> str:
-    if not vals:
-        return "–"
-    mean, std = _mean_std(vals)
-    return fmt(mean) + (f" ± {fmt(std)}" if std is not None else "")
-
-
 def _by_arch(results: list[dict], value) -> dict[str, dict]:
     """architecture -> {"values": [...per seed], "toolkits": {...}}."""
     out: dict = defaultdict(lambda: {"values": [], "toolkits": set()})
@@ -177,8 +158,8 @@ def build_study_report(study, profile: str, task_results: list[dict],
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     archs = study.architectures
-    prof = study.profile(profile)
-    test_runs = set(prof.test_runs)
+    prof_test_runs = study.test_runs(study.profile(profile))
+    test_runs = set(prof_test_runs)
     paper = paper_numbers("pcfgset")["table3"]
     report: dict = {"study": "pcfgset", "profile": profile,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -189,7 +170,7 @@ def build_study_report(study, profile: str, task_results: list[dict],
           f"Our numbers are on: {'; '.join(labels)}.  ",
           f"Paper numbers: {paper['source']}, full PCFG SET.  ",
           "Each cell is mean ± std over seeds (a single seed shows no std); the tests run on "
-          f"the profile's test runs ({', '.join(prof.test_runs)}).\n"]
+          f"the profile's test runs ({', '.join(prof_test_runs)}).\n"]
     if profile != "paper":
         md.append("The quick profile trains small models on a scaled-down PCFG SET for a few "
                   "minutes each on CPU: its numbers show every step working end to end and "
@@ -214,9 +195,9 @@ def build_study_report(study, profile: str, task_results: list[dict],
         entry = {}
         for a in archs:
             vals = per_arch.get(a, {}).get("values", [])
-            row += [_cell(vals), fmt(paper["rows"].get(key, {}).get(a))]
+            row += [mean_std_cell(vals), fmt(paper["rows"].get(key, {}).get(a))]
             if vals:
-                mean, std = _mean_std(vals)
+                mean, std = mean_std(vals)
                 entry[a] = {"mean": mean, "std": std, "seeds": len(vals),
                             "toolkits": sorted(per_arch[a]["toolkits"]),
                             "paper": paper["rows"].get(key, {}).get(a)}
@@ -307,8 +288,6 @@ def build_study_report(study, profile: str, task_results: list[dict],
                    markdown_table(["condition", "model", "function", "consistency", "n"], per_fn)]
 
     # Figure 8: per function
-    from .plots import accuracy_by_feature, accuracy_per_function
-
     if test_results.get("per_function"):
         rs = test_results["per_function"]
         plot = accuracy_per_function({who(r): r["per_function"] for r in rs},
@@ -322,13 +301,11 @@ def build_study_report(study, profile: str, task_results: list[dict],
 
     # Figure 9: overgeneralisation over training
     if test_results.get("overgeneralisation"):
-        from compsuite.eval.overgeneralisation import plot_profile
-
         report["figures"]["9"] = []
         md.append("\n### Overgeneralisation over training (exception inputs)\n")
         for r in test_results["overgeneralisation"]:
             f = out_dir / f"overgeneralisation_{r['run']}_seed{r['seed']}.png"
-            plot_profile(r, f, title=who(r))
+            overgeneralisation_areas(r, f, title=who(r))
             report["figures"]["9"].append(f.name)
             md.append(f"![overgeneralisation, {who(r)}]({f.name})\n")
 

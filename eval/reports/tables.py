@@ -1,6 +1,8 @@
-"""Markdown tables and the paper's published numbers (read from paper_numbers/)."""
+"""Markdown tables, mean ± std cells, the reports' writer, and the papers' published
+numbers (read from paper_numbers/)."""
 from __future__ import annotations
 
+import statistics as st
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -22,6 +24,19 @@ def fmt(x: Any, digits: int = 2) -> str:
     if isinstance(x, float):
         return f"{x:.{digits}f}"
     return str(x)
+
+
+def mean_std(vals: Sequence[float]) -> tuple[float, float | None]:
+    """Mean and sample standard deviation (None for a single value)."""
+    return st.fmean(vals), (st.stdev(vals) if len(vals) > 1 else None)
+
+
+def mean_std_cell(vals: Sequence[float]) -> str:
+    """``0.46 ± 0.15`` over seeds; one value alone, without ±; '–' for none."""
+    if not vals:
+        return "–"
+    mean, std = mean_std(vals)
+    return fmt(mean) + (f" ± {fmt(std)}" if std is not None else "")
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

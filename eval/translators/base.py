@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from compsuite.errors import ConfigError
+
 
 @runtime_checkable
 class Translator(Protocol):
@@ -32,14 +34,6 @@ class HasEmbeddings(Protocol):
         ...
 
 
-def quiet(*loggers: str) -> None:
-    """In-process inference logs every batch at INFO; keep the toolkits to warnings."""
-    import logging
-
-    for name in loggers:
-        logging.getLogger(name).setLevel(logging.WARNING)
-
-
 def count_batches(translator, owner, method: str) -> None:
     """Wrap ``owner.method`` (the toolkit's one-batch forward call) so that every call
     adds one to ``translator.batches``."""
@@ -52,39 +46,20 @@ def count_batches(translator, owner, method: str) -> None:
     setattr(owner, method, counted)
 
 
-def checkpoint_toolkit(path: str | Path) -> str:
-    """'fairseq' or 'onmt', from what the checkpoint holds."""
-    import torch
-
-    from compsuite.torch_compat import allow_toolkit_checkpoints
-
-    allow_toolkit_checkpoints()
-    try:
-        state = torch.load(path, map_location="cpu")
-    except Exception as e:  # a text file, a truncated download, a foreign pickle
-        raise ValueError(f"{path}: not a loadable torch checkpoint ({type(e).__name__}: "
-                         f"{str(e).splitlines()[0] if str(e) else 'unreadable'})") from None
-    if isinstance(state, dict) and "cfg" in state and "model" in state:
-        return "fairseq"
-    if isinstance(state, dict) and "opt" in state and "vocab" in state:
-        return "onmt"
-    raise ValueError(f"{path}: neither a fairseq nor an OpenNMT-py checkpoint")
-
-
 def load_translator(checkpoint: str | Path, data: str | Path | None = None,
                     batch_size: int = 256, max_length: int = 512,
                     toolkit: str | None = None) -> Translator:
     """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
     folder (its dictionaries) for fairseq checkpoints; unused for OpenNMT-py, whose
     checkpoints carry their vocabularies."""
-    checkpoint = Path(checkpoint)
-    if not checkpoint.is_file():
-        raise FileNotFoundError(f"checkpoint {checkpoint} not found")
+    from compsuite.eval.checkpoints import checkpoint_toolkit, existing
+
+    checkpoint = existing(checkpoint)
     toolkit = toolkit or checkpoint_toolkit(checkpoint)
     if toolkit == "fairseq":
         if data is None:
-            raise ValueError("a fairseq checkpoint needs --data (the fairseq-bin folder with "
-                             "its dictionaries)")
+            raise ConfigError("a fairseq checkpoint needs --data (the fairseq-bin folder with "
+                              "its dictionaries)")
         from .fairseq_backend import FairseqTranslator
 
         return FairseqTranslator(checkpoint, Path(data), batch_size, max_length)
@@ -92,4 +67,4 @@ def load_translator(checkpoint: str | Path, data: str | Path | None = None,
         from .onmt_backend import OnmtTranslator
 
         return OnmtTranslator(checkpoint, batch_size, max_length)
-    raise ValueError(f"unknown toolkit {toolkit!r}")
+    raise ConfigError(f"no translator backend for toolkit {toolkit!r}")

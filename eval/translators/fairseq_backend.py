@@ -2,33 +2,27 @@
 checkpoint trained with ``--user-dir fairseq_plugins``; greedy decoding."""
 from __future__ import annotations
 
-from argparse import Namespace
 from pathlib import Path
 
 
 class FairseqTranslator:
     def __init__(self, checkpoint: Path, data: Path, batch_size: int = 256,
                  max_length: int = 512):
-        from fairseq import hub_utils, utils
+        from fairseq import hub_utils
 
-        from compsuite.registry import ROOT
-        from compsuite.torch_compat import allow_toolkit_checkpoints
+        from compsuite.eval.checkpoints import load_fairseq
 
-        from .base import count_batches, quiet
+        from .base import count_batches
 
-        quiet("fairseq")
-        allow_toolkit_checkpoints()
-        utils.import_user_module(Namespace(user_dir=str(ROOT / "fairseq_plugins")))
-        loaded = hub_utils.from_pretrained(str(checkpoint.parent), checkpoint_file=checkpoint.name,
-                                           data_name_or_path=str(data.resolve()))
+        models, cfg, task = load_fairseq(checkpoint, data)
         # Greedy decoding, and say so before the hub prepares the models: ConvS2S sizes its
         # BeamableMM by cfg.generation.beam (5 by default) in prepare_for_inference_, and
         # then fails on beam-1 batches ("shape '[256, 1, -1]' is invalid").
         from omegaconf import open_dict
 
-        with open_dict(loaded["args"]):
-            loaded["args"].generation.beam = 1
-        self.hub = hub_utils.GeneratorHubInterface(loaded["args"], loaded["task"], loaded["models"])
+        with open_dict(cfg):
+            cfg.generation.beam = 1
+        self.hub = hub_utils.GeneratorHubInterface(cfg, task, models)
         self.hub.eval()
         cfg = self.hub.cfg.dataset
         cfg.batch_size, cfg.max_tokens = batch_size, None

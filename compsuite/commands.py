@@ -1,0 +1,37 @@
+"""Helpers for the subcommands that studies add to the command line (``compsuite data
+<study> ...``, ``compsuite eval <study> ...``): the options every model-in-the-loop
+command takes, and writing a result as JSON or a table."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+
+def model_arguments(p: argparse.ArgumentParser, folder: bool = False) -> None:
+    """The options of every model-in-the-loop command (translator/classifier protocols)."""
+    if folder:
+        p.add_argument("--checkpoints", required=True, help="the run's checkpoint folder")
+    else:
+        p.add_argument("--checkpoint", required=True, help="a fairseq or OpenNMT-py checkpoint")
+    p.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
+    p.add_argument("--batch-size", type=int, default=256)
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    from compsuite.data_prep.common.io import atomic_open
+
+    with atomic_open(path) as fh:
+        json.dump(obj, fh, indent=2)
+
+
+def show(result: dict, as_json: bool, header: Sequence[str], rows: Sequence[Sequence[Any]],
+         footer: str = "") -> None:
+    """Print ``result`` as one JSON object, or ``rows`` as a Markdown table."""
+    if as_json:
+        print(json.dumps(result))
+        return
+    from compsuite.eval.reports.tables import markdown_table
+
+    print(markdown_table(header, rows) + (footer if footer else ""), end="")

@@ -1,0 +1,320 @@
+"""The engine: what every study shares when it runs.
+
+A study (``compsuite/studies/<study>.py``) plans its units of work; the engine
+
+1. selects them (``--parts``) with the units they need;
+2. prepares each unit's dataset once (the study generates the raw text; each backend
+   whose runs use it writes its own format; both are skipped when their manifest
+   matches);
+3. executes the units in waves (a unit runs after the units it needs), ``jobs`` at a
+   time, the CPU threads split evenly between trainings side by side: train the
+   unit's run with its toolkit backend (skipped when ``train.json`` matches) or take
+   the model of the unit it evaluates, then let the study evaluate it;
+4. stores each result with one provenance record (seed, git revision, config version,
+   data checksum, checkpoint) atomically in ``result.json``: a unit whose result is
+   stored is skipped, so an interrupted run resumes;
+5. collects the stored results for the study's report.
+
+Layout::
+
+    DATA/<study>/...                          (the study decides; raw/ + toolkit folders)
+    runs/<study>/<profile>/<unit path>/       (config, logs, checkpoints, result.json)
+    results/<study>/<profile>/                (the report: report.md, report.json, *.png)
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from compsuite.data_prep.common.io import atomic_open
+from compsuite.errors import ConfigError
+from compsuite.registry import ROOT, Profile, Run, near, positive_int
+from compsuite.toolkits import Backend, Dataset, get_backend
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compsuite.studies.base import Study
+
+
+@dataclass
+class Unit:
+    """One unit of work: a run (architecture x toolkit) trained with one seed on one
+    dataset and evaluated, or a model of another unit evaluated on this unit's data.
+
+    ``part``: the group ``--parts`` selects (a test, a table); ``dataset``: the key the
+    study prepares data from; ``path``: the run folder under ``runs/<study>/<profile>``;
+    ``params``: the study's own fields, recorded in the result; ``model_from``: for a
+    unit that trains nothing, the path of the unit whose model it evaluates;
+    ``needs``: units that must finish first; ``train_options``: options this unit adds
+    to its run's training config."""
+
+    part: str
+    run: str
+    seed: int
+    dataset: str
+    path: str
+    params: dict[str, Any] = field(default_factory=dict)
+    model_from: str | None = None
+    needs: tuple[str, ...] = ()
+    train_options: dict | None = None
+
+    @property
+    def trains(self) -> bool:
+        return self.model_from is None
+
+
+@dataclass
+class Finished:
+    """A unit whose result is stored, and the data it was trained or evaluated on."""
+
+    unit: Unit
+    result: dict
+    data: Dataset
+
+
+@dataclass
+class Context:
+    """What a study's ``evaluate`` gets: the unit, its run and folder, its data, the
+    model to evaluate (``checkpoint``, trained on ``model_data``), and the finished
+    units it needs (``deps``, by path)."""
+
+    study: "Study"
+    profile: Profile
+    unit: Unit
+    run: Run
+    run_dir: Path
+    data: Dataset
+    checkpoint: str
+    model_data: Dataset
+    trained: dict | None
+    deps: dict[str, Finished]
+    show: bool = True
+
+    @property
+    def backend(self) -> Backend:
+        return get_backend(self.run.toolkit)
+
+    @property
+    def generation(self) -> dict:
+        return self.study.generation
+
+    def load(self, checkpoint: str | Path | None = None, data: Dataset | None = None,
+             kind: str = "translator"):
+        """A model of this unit's run in the loop (a translator or a classifier): by
+        default the unit's own, read with the data it was trained on."""
+        return self.backend.load(checkpoint or self.checkpoint,
+                                 data if data is not None else self.model_data, kind,
+                                 self.generation)
+
+
+def git_revision() -> str | None:
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        return rev + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def stored(result_file: Path, compute: Callable[[], dict]) -> dict:
+    """A result: read back when ``result_file`` exists (the step is done); otherwise
+    computed, written atomically and read back (one form: what is on disk)."""
+    if not result_file.is_file():
+        result = compute()
+        with atomic_open(result_file) as fh:
+            json.dump(result, fh, indent=2)
+    return json.loads(result_file.read_text())
+
+
+def execute_parallel(tasks: list[Callable[[int | None], Any]], jobs: int) -> list:
+    """Run ``tasks`` ``jobs`` at a time, results in the order given.  Each task is
+    called with the CPU threads its training may use: an equal share when several run
+    side by side, None (the toolkit's default) when one runs at a time."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return [t(None) for t in tasks]
+    from concurrent.futures import ThreadPoolExecutor
+
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(t, threads) for t in tasks]
+        return [f.result() for f in futures]
+
+
+class Engine:
+    """Runs one profile of one study (see the module docstring)."""
+
+    def __init__(self, study: "Study", profile: str, data_root: Path = Path("DATA"),
+                 runs_root: Path = Path("runs"), show: bool = True, jobs: int | None = None):
+        self.study = study
+        self.profile = study.profile(profile)
+        self.data_root = Path(data_root)
+        self.runs_dir = Path(runs_root) / study.name / self.profile.name
+        self.show = show
+        # a bad value fails before any work, naming where it came from
+        self.jobs = (positive_int(jobs, "--jobs") if jobs is not None else self.profile.jobs)
+        self._data: dict[tuple[str, int], Dataset] = {}
+        self._finished: dict[str, Finished] = {}
+        self._revision: str | None = None
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, seeds: list[int] | None = None, runs: list[str] | None = None,
+             parts: list[str] | None = None) -> list[Unit]:
+        """The study's units for this profile (``seeds``/``runs`` override the
+        profile's), restricted to ``parts`` and the units those need, in plan order."""
+        for r in runs or []:
+            self.study.run(r)  # unknown names fail here
+        units = self.study.plan(self.profile, seeds=seeds, runs=runs)
+        by_path: dict[str, Unit] = {}
+        for u in units:
+            if u.path in by_path:
+                raise AssertionError(f"{self.study.name}: two units share the folder {u.path}")
+            by_path[u.path] = u
+        for u in units:
+            for need in u.needs + ((u.model_from,) if u.model_from else ()):
+                if need not in by_path:
+                    raise AssertionError(f"{self.study.name}: unit {u.path} needs {need}, "
+                                         "which is not planned")
+        if not parts:
+            return units
+        known = self.study.parts(self.profile)
+        for p in parts:
+            if p not in known:
+                raise ConfigError(f"unknown part '{p}' of study {self.study.name} (known: "
+                                  f"{', '.join(known)}){near(p, known)}")
+        keep: set[str] = set()
+        todo = [u.path for u in units if u.part in parts]
+        while todo:
+            path = todo.pop()
+            if path not in keep:
+                keep.add(path)
+                u = by_path[path]
+                todo += list(u.needs) + ([u.model_from] if u.model_from else [])
+        return [u for u in units if u.path in keep]
+
+    # ------------------------------------------------------------------ running
+    def run(self, units: list[Unit]) -> list[dict]:
+        """Prepare every unit's data, then execute the units; returns their results
+        in plan order."""
+        start = time.time()
+        self.prepare(units)
+        waves: dict[str, int] = {}
+        by_path = {u.path: u for u in units}
+
+        def depth(u: Unit) -> int:
+            if u.path not in waves:
+                deps = list(u.needs) + ([u.model_from] if u.model_from else [])
+                waves[u.path] = 1 + max((depth(by_path[d]) for d in deps), default=-1)
+            return waves[u.path]
+
+        order = sorted(range(len(units)), key=lambda i: depth(units[i]))
+        results: dict[str, dict] = {}
+        done_before = sum((self.runs_dir / u.path / "result.json").is_file() for u in units)
+        if self.show:
+            print(f"{self.study.name} ({self.profile.name}): {len(units)} units, "
+                  f"{done_before} already done; {self.jobs} at a time", flush=True)
+        counter = iter(range(1, len(units) + 1))
+        for wave in sorted(set(waves.values())):
+            batch = [units[i] for i in order if waves[units[i].path] == wave]
+            self._before_threads(batch)
+            tasks = [partial(self._execute_counted, u, counter, len(units)) for u in batch]
+            for u, res in zip(batch, execute_parallel(tasks, self.jobs)):
+                results[u.path] = res
+        if self.show:
+            print(f"{self.study.name} ({self.profile.name}): finished in "
+                  f"{time.time() - start:.0f} s", flush=True)
+        return [results[u.path] for u in units]
+
+    def prepare(self, units: list[Unit]) -> None:
+        """Each unit's dataset, with the toolkit formats of the runs that train on it."""
+        toolkits: dict[tuple[str, int], list[str]] = {}
+        for u in units:
+            key = (u.dataset, u.seed)
+            need = toolkits.setdefault(key, [])
+            tk = self.study.run(u.run).toolkit
+            if u.trains and tk not in need:
+                need.append(tk)
+        for (dataset, seed), tks in toolkits.items():
+            if (dataset, seed) not in self._data:
+                self._data[(dataset, seed)] = self.study.prepare(dataset, seed, self.profile,
+                                                                 self.data_root, self.show)
+            data = self._data[(dataset, seed)]
+            for tk in sorted(tks):
+                if tk not in data.formats:
+                    data.formats[tk] = get_backend(tk).write_data(data)
+
+    def _before_threads(self, units: list[Unit]) -> None:
+        """Let each backend do once, in this thread, what its models would otherwise
+        do in several threads at once (importing the toolkit)."""
+        if self.jobs > 1 and len(units) > 1:
+            for tk in sorted({self.study.run(u.run).toolkit for u in units}):
+                get_backend(tk).before_threads()
+
+    def _execute_counted(self, unit: Unit, counter, total: int, threads: int | None) -> dict:
+        n = next(counter)
+        if self.show and not (self.runs_dir / unit.path / "result.json").is_file():
+            print(f"[{n}/{total}] {unit.part}: {unit.path}", file=sys.stderr, flush=True)
+        return self.execute(unit, threads)
+
+    def execute(self, unit: Unit, threads: int | None = None) -> dict:
+        """Train (or find) the unit's model, evaluate it, store the result; a stored
+        result is read back instead."""
+        run_dir = self.runs_dir / unit.path
+        data = self._data[(unit.dataset, unit.seed)]
+        result = stored(run_dir / "result.json", partial(self._compute, unit, data, run_dir,
+                                                          threads))
+        self._finished[unit.path] = Finished(unit, result, data)
+        return result
+
+    def _compute(self, unit: Unit, data: Dataset, run_dir: Path, threads: int | None) -> dict:
+        run = self.study.run(unit.run)
+        trained = None
+        if unit.trains:
+            trained = get_backend(run.toolkit).train(
+                run, self.profile.name, data, run_dir, unit.seed, threads=threads,
+                extra=unit.train_options, show=self.show)
+            checkpoint, model_data = trained["checkpoint"], data
+        else:
+            source = self._finished[unit.model_from]
+            checkpoint, model_data = source.result["checkpoint"], source.data
+        deps = {p: self._finished[p] for p in unit.needs}
+        ctx = Context(self.study, self.profile, unit, run, run_dir, data, checkpoint, model_data,
+                      trained, deps, self.show)
+        evaluated = self.study.evaluate(ctx)
+        return {**self.provenance(unit, run, data, checkpoint, trained), **evaluated}
+
+    def provenance(self, unit: Unit, run: Run, data: Dataset, checkpoint: str,
+                   trained: dict | None) -> dict:
+        """The record every result starts with."""
+        if self._revision is None:
+            self._revision = git_revision() or "unknown"
+        return {"study": self.study.name, "profile": self.profile.name, "part": unit.part,
+                "unit": unit.path, "run": run.name, "architecture": run.architecture,
+                "toolkit": run.toolkit, "paper_setup": run.paper_setup, "seed": unit.seed,
+                "dataset": unit.dataset, "dataset_label": data.label,
+                "data_sha256": data.checksum(), "model_from": unit.model_from,
+                "checkpoint": checkpoint,
+                "train_wall_s": trained.get("wall_s") if trained else None,
+                "threads": trained.get("threads") if trained else None,
+                "generation": self.study.generation,
+                "config_version": self.study.config_version, "git": self._revision,
+                **unit.params}
+
+    # ------------------------------------------------------------------ results
+    def collect(self) -> list[dict]:
+        """Every stored result of this profile, in plan order (results of other seeds
+        or runs after them, by folder)."""
+        order = {u.path: i for i, u in enumerate(self.study.plan(self.profile))}
+        files = sorted(self.runs_dir.rglob("result.json"))
+        keyed = []
+        for f in files:
+            path = f.parent.relative_to(self.runs_dir).as_posix()
+            keyed.append((order.get(path, len(order)), path, f))
+        return [json.loads(f.read_text()) for _, _, f in sorted(keyed)]

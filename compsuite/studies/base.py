@@ -1,0 +1,118 @@
+"""The study interface.
+
+A study is one module (``compsuite/studies/<study>.py``, or any module a study YAML
+names with ``module:``) that exports ``STUDY``, a subclass of :class:`Study`.  The
+engine, the command line and the registry know nothing else about it.  A study:
+
+* declares its command-line subcommands (``compsuite data <study> ...``,
+  ``compsuite eval <study> ...``): :meth:`Study.commands`;
+* names and validates its own YAML keys (:attr:`study_keys`, :attr:`profile_keys`,
+  :meth:`validate`; errors name the file and the key);
+* plans its units of work for a profile (:meth:`plan`, :meth:`parts`);
+* prepares the raw data a unit needs (:meth:`prepare`; the engine has the toolkit
+  backends write their formats from it);
+* evaluates a trained model (:meth:`evaluate`, given a
+  :class:`~compsuite.engine.Context`);
+* writes its report from the stored results (:meth:`report`).
+
+See ``docs/adding_a_study.md`` for a worked example.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from compsuite.registry import Profile, Run, StudySpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compsuite.engine import Context, Unit
+    from compsuite.toolkits import Dataset
+
+
+class Study:
+    #: top-level YAML keys this study reads (besides the ones every study has)
+    study_keys: frozenset[str] = frozenset()
+    #: keys this study reads in a profile (besides description, seeds, runs, jobs)
+    profile_keys: frozenset[str] = frozenset()
+
+    def __init__(self, spec: StudySpec):
+        self.spec = spec
+
+    # ------------------------------------------------------------------ the spec
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def title(self) -> str:
+        return self.spec.title
+
+    @property
+    def source(self) -> Path:
+        return self.spec.source
+
+    @property
+    def architectures(self) -> dict[str, dict]:
+        return self.spec.architectures
+
+    @property
+    def generation(self) -> dict:
+        return self.spec.generation
+
+    @property
+    def config_version(self) -> int:
+        return self.spec.config_version
+
+    @property
+    def runs(self):
+        return self.spec.runs
+
+    @property
+    def profiles(self):
+        return self.spec.profiles
+
+    def profile(self, name: str) -> Profile:
+        return self.spec.profiles.get(name)
+
+    def run(self, name: str) -> Run:
+        return self.spec.runs.get(name)
+
+    def where(self, *keys: str) -> str:
+        """``<file>: key.key`` for error messages."""
+        return f"{self.source}: {'.'.join(keys)}" if keys else str(self.source)
+
+    # ------------------------------------------------------------------ to implement
+    @classmethod
+    def commands(cls) -> dict[str, Callable[[argparse.ArgumentParser], None]]:
+        """Command groups this study adds: ``{"data": add, "eval": add}``, where
+        ``add(parser)`` fills ``compsuite data <study>`` (``compsuite eval <study>``)
+        with subcommands, each setting ``func`` to a function of the parsed arguments
+        that returns an exit code."""
+        return {}
+
+    def validate(self) -> None:
+        """Check the study's own keys (raise ConfigError naming the file and key)."""
+
+    def parts(self, profile: Profile) -> dict[str, str]:
+        """The groups of units ``--parts`` can select: name -> description."""
+        raise NotImplementedError
+
+    def plan(self, profile: Profile, seeds: list[int] | None = None,
+             runs: list[str] | None = None) -> list["Unit"]:
+        """The profile's units of work; ``seeds`` / ``runs`` replace the profile's."""
+        raise NotImplementedError
+
+    def prepare(self, dataset: str, seed: int, profile: Profile, data_root: Path,
+                show: bool = True) -> "Dataset":
+        """Generate (or find, by manifest) the raw data of ``dataset`` for ``seed``."""
+        raise NotImplementedError
+
+    def evaluate(self, ctx: "Context") -> dict:
+        """Score the unit's model; the engine stores the dict after its provenance."""
+        raise NotImplementedError
+
+    def report(self, profile: str, results: list[dict], out_dir: Path) -> str:
+        """Write the report into ``out_dir`` (``report.md`` and ``report.json`` at
+        least); returns a short list of what was written."""
+        raise NotImplementedError

@@ -1,0 +1,213 @@
+"""The toolkit backend interface and what every backend shares.
+
+A backend wraps one toolkit behind the same small interface:
+
+* :meth:`Backend.write_data`: the dataset's raw ``{split}.{src,tgt}`` text in the
+  toolkit's format (in ``Dataset.root / data_folder``);
+* :meth:`Backend.train`: train one run with the toolkit's own loop, on ``threads`` CPU
+  threads, resuming an interrupted run; a finished run leaves ``train.json``;
+* :meth:`Backend.predict` / :meth:`Backend.read_predictions`: the toolkit's own
+  prediction command on a split, and the reader for what it writes;
+* :meth:`Backend.load`: a checkpoint as a translator or classifier (the protocols of
+  ``compsuite.eval``), for tests with the model in the loop.
+
+Run folders: a finished training leaves ``train.json`` with a hash of the
+configuration that produced it, and an unfinished one ``config_hash``; a folder
+whose configuration changed is refused rather than silently mixed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compsuite.data_prep.common.io import atomic_open, write_text
+from compsuite.errors import ConfigError, ToolkitError
+
+
+@dataclass
+class Dataset:
+    """One dataset: its raw text (``raw/{split}.{src,tgt}`` + ``manifest.json``) and the
+    toolkit-format folders written from it (``formats``: toolkit -> folder)."""
+
+    root: Path
+    splits: tuple[str, ...] = ("train", "valid", "test")
+    label: str = ""
+    formats: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def raw(self) -> Path:
+        return self.root / "raw"
+
+    def folder(self, toolkit: str) -> Path:
+        """The folder in ``toolkit``'s format (an error if it was not written)."""
+        if toolkit not in self.formats:
+            raise ConfigError(f"{self.root}: no {toolkit} data was prepared "
+                              f"(have: {', '.join(self.formats) or 'raw text only'})")
+        return self.formats[toolkit]
+
+    def checksum(self) -> str | None:
+        """A digest of the raw files' checksums in the manifest (stable across
+        regenerations of the same data, unlike the manifest's creation time)."""
+        from compsuite.data_prep.common.manifest import read_manifest
+
+        m = read_manifest(self.raw)
+        if m is None:
+            return None
+        return hashlib.sha256(json.dumps(m.get("sha256", {}), sort_keys=True).encode()
+                              ).hexdigest()
+
+
+class Backend:
+    """A toolkit behind the suite's interface (see the module docstring)."""
+
+    name: str = ""
+    #: where :meth:`write_data` writes, under the dataset's root (None: reads raw text)
+    data_folder: str | None = None
+
+    def write_data(self, data: Dataset) -> Path:
+        return data.raw
+
+    def before_threads(self) -> None:
+        """Called once, in the main thread, before this backend's models are trained
+        and loaded in several threads at once (import what is not thread-safe to
+        import)."""
+
+    def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
+              threads: int | None = None, extra: dict | None = None,
+              show: bool = True) -> dict:
+        raise NotImplementedError
+
+    def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
+                run_dir: Path, show: bool = True) -> Path:
+        raise NotImplementedError
+
+    def read_predictions(self, path: Path, data: Dataset, split: str):
+        raise NotImplementedError
+
+    def load(self, checkpoint: str | Path, data: Dataset | None, kind: str = "translator",
+             generation: dict | None = None):
+        raise NotImplementedError
+
+    def _unsupported(self, kind: str):
+        return ConfigError(f"the {self.name} backend cannot load a model as a {kind}")
+
+
+# ----------------------------------------------------------------------------- shared helpers
+def merge(base: dict, override: dict | None) -> dict:
+    """Shallow merge; an override value of ``None`` removes the key."""
+    out = dict(base)
+    for k, v in (override or {}).items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out
+
+
+def config_hash(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def begin_run(run_dir: Path, h: str) -> dict | None:
+    """The stored ``train.json`` when training already finished with this configuration
+    (hash ``h``); otherwise None, after marking the folder with ``h``.  A folder
+    holding another configuration's run, finished or not, is an error."""
+    marker = run_dir / "train.json"
+    if marker.is_file():
+        done = json.loads(marker.read_text())
+        if done.get("config_hash") != h:
+            raise ToolkitError(f"{run_dir} was trained with another configuration "
+                               f"({done.get('config_hash')} != {h}); delete it to retrain")
+        return done
+    cfg_file = run_dir / "config_hash"
+    if cfg_file.is_file() and cfg_file.read_text().strip() != h:
+        raise ToolkitError(f"{run_dir} holds an unfinished run with another configuration; "
+                           "delete the folder to start again")
+    write_text(cfg_file, h + "\n")
+    return None
+
+
+def finish_run(run_dir: Path, info: dict) -> dict:
+    with atomic_open(run_dir / "train.json") as fh:
+        json.dump(info, fh, indent=2)
+    return info
+
+
+def to_cli(args: dict[str, Any]) -> list[str]:
+    """``{"max_update": 10, "cpu": True}`` -> ``["--max-update", "10", "--cpu"]``."""
+    out = []
+    for key, val in args.items():
+        flag = "--" + key.replace("_", "-")
+        if val is True:
+            out.append(flag)
+        elif val is False or val is None:
+            continue
+        elif isinstance(val, (list, tuple)):
+            out += [flag] + [str(v) for v in val]
+        else:
+            out += [flag, str(val)]
+    return out
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:  # pragma: no cover - torch is a dependency
+        return False
+
+
+def thread_env(threads: int | None) -> dict[str, str] | None:
+    """Environment that limits a training process to ``threads`` CPU threads (for
+    trainings that run side by side); None leaves the defaults."""
+    if not threads:
+        return None
+    return {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+
+
+def run_with_progress(cmd: list[str], log: Path, desc: str, total: int | None,
+                      step_pattern: str, show: bool = True,
+                      env: dict[str, str] | None = None) -> None:
+    """Run ``cmd``, copy its output to ``log``, and show a progress bar driven by the
+    step numbers the toolkit prints (``step_pattern``'s first group).  ``env``: extra
+    environment variables for the command."""
+    from tqdm import tqdm
+
+    rx = re.compile(step_pattern)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    bar = tqdm(total=total, desc=desc, unit="step", disable=not show, leave=True)
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"# {' '.join(cmd)}\n")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, bufsize=1,
+                                env={**os.environ, **env} if env else None)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            fh.write(line)
+            m = rx.search(line)
+            if m:
+                step = int(m.group(1))
+                if step > bar.n:
+                    bar.update(step - bar.n)
+        rc = proc.wait()
+    bar.close()
+    if rc != 0:
+        tail = "".join(log.read_text(encoding="utf-8", errors="replace").splitlines(True)[-20:])
+        raise ToolkitError(f"{desc}: '{Path(cmd[0]).name}' failed (exit {rc}); log {log}:\n{tail}")
+
+
+def run_to_file(cmd: list[str], out: Path, log: Path) -> None:
+    """Run ``cmd`` with stdout into ``out`` (atomically) and stderr into ``log``."""
+    with atomic_open(out) as fh, open(log, "w", encoding="utf-8") as err:
+        proc = subprocess.run(cmd, stdout=fh, stderr=err, text=True)
+        if proc.returncode != 0:
+            raise ToolkitError(f"'{Path(cmd[0]).name}' failed (exit {proc.returncode}); "
+                               f"see {log}")
+

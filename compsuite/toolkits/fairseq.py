@@ -1,0 +1,121 @@
+"""The fairseq backend: ``fairseq-preprocess`` data, ``fairseq-train`` /
+``fairseq-generate`` with ``--user-dir fairseq_plugins``, and in-process models
+through the translator and classifier protocols.
+
+The training options are the run's: the study's ``toolkit_defaults.fairseq``, then the
+run's ``args``, then its profile override, then a test's options (a value of ``null``
+removes an option).  The task (``--task``) is one of them; predictions use the task
+the run was trained with.  fairseq resumes from ``checkpoint_last.pt`` in its save
+dir by itself.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from compsuite.data_prep.common.io import atomic_open
+from compsuite.data_prep.common.writers import fairseq_subsets, toolkit_command, write_fairseq
+from compsuite.errors import ConfigError, ToolkitError
+from compsuite.registry import ROOT
+
+from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
+                   run_to_file, run_with_progress, thread_env, to_cli)
+
+USER_DIR = ROOT / "fairseq_plugins"
+
+
+class FairseqBackend(Backend):
+    name = "fairseq"
+    data_folder = "fairseq-bin"
+
+    def write_data(self, data: Dataset) -> Path:
+        out = data.root / self.data_folder
+        write_fairseq(data.raw, out, splits=data.splits)
+        return out
+
+    def before_threads(self) -> None:
+        from argparse import Namespace
+
+        from fairseq import utils
+
+        utils.import_user_module(Namespace(user_dir=str(USER_DIR)))
+
+    def train_args(self, run, profile: str) -> dict:
+        """The run's fairseq-train options in a profile (before seed and save dir)."""
+        override = run.profiles.get(profile)
+        if isinstance(override, str):
+            raise ConfigError(f"run {run.name}: fairseq profile overrides are argument "
+                              "mappings, not files")
+        return merge(merge(run.defaults, run.args), override)
+
+    def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
+              threads: int | None = None, extra: dict | None = None,
+              show: bool = True) -> dict:
+        args = merge(self.train_args(run, profile), extra)
+        args.update(seed=seed, save_dir=str(run_dir / "checkpoints"))
+        if not cuda_available():
+            args["cpu"] = True
+        h = config_hash(args)
+        done = begin_run(run_dir, h)
+        if done is not None:
+            return done
+        cmd = toolkit_command("fairseq-train") + [str(data.folder(self.name)), "--user-dir",
+                                                  str(USER_DIR)] + to_cli(args)
+        with atomic_open(run_dir / "command.txt") as fh:
+            fh.write(" ".join(cmd) + "\n")
+        start = time.time()
+        run_with_progress(cmd, run_dir / "train.log", f"train {run.name}", args.get("max_update"),
+                          r"num_updates[= ](\d+)", show=show, env=thread_env(threads))
+        ckpt = run_dir / "checkpoints" / "checkpoint_best.pt"
+        if not ckpt.is_file():
+            raise ToolkitError(f"fairseq-train finished without {ckpt}; see {run_dir / 'train.log'}")
+        return finish_run(run_dir, {"toolkit": self.name, "checkpoint": str(ckpt),
+                                    "config_hash": h, "args": args,
+                                    "wall_s": round(time.time() - start, 1), "threads": threads})
+
+    def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
+                run_dir: Path, show: bool = True) -> Path:
+        out = run_dir / f"generate-{split}.txt"
+        if out.is_file():
+            return out
+        task = trained.get("args", {}).get("task", "translation")
+        cmd = toolkit_command("fairseq-generate") + [
+            str(data.folder(self.name)), "--user-dir", str(USER_DIR), "--task", task,
+            "--path", trained["checkpoint"],
+            "--gen-subset", fairseq_subsets(data.splits).get(split, split),
+            "--beam", str(generation.get("beam", 1)),
+            "--batch-size", str(generation.get("batch_size", 256)),
+            "--max-len-a", "0", "--max-len-b", str(generation.get("max_length", 512)),
+        ]
+        if not cuda_available():
+            cmd.append("--cpu")
+        if show:
+            print(f"fairseq-generate: {split} -> {out}", flush=True)
+        run_to_file(cmd, out, run_dir / f"generate-{split}.log")
+        return out
+
+    def read_predictions(self, path: Path, data: Dataset, split: str):
+        from compsuite.eval.readers.predictions import read_fairseq_generate
+
+        return read_fairseq_generate(path)
+
+    def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
+             generation: dict | None = None):
+        generation = generation or {}
+        if data is None:
+            raise ConfigError("a fairseq checkpoint needs its data folder (the dictionaries)")
+        folder = data.folder(self.name)
+        batch = generation.get("batch_size", 256)
+        if kind == "translator":
+            from compsuite.eval.translators.fairseq_backend import FairseqTranslator
+
+            return FairseqTranslator(Path(checkpoint), folder, batch,
+                                     generation.get("max_length", 512))
+        if kind == "classifier":
+            from compsuite.eval.classifiers.fairseq_backend import FairseqClassifier
+
+            return FairseqClassifier(checkpoint, folder, batch)
+        raise self._unsupported(kind)
+
+
+BACKEND = FairseqBackend()

@@ -1,0 +1,116 @@
+"""The example study's module (docs/adding_a_study.md): "which letter occurs most
+often?", a bag-of-words classification task, with an in-process scikit-learn backend.
+
+It shows every hook of :class:`compsuite.studies.base.Study`: its own YAML key
+(``data`` in a profile), its ``data`` subcommand, the plan (one unit per run and
+seed), data generation with a manifest, evaluation through the classifier protocol,
+and a report.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+
+from compsuite.data_prep.common.io import read_aligned, write_lines
+from compsuite.data_prep.common.manifest import is_complete, write_manifest
+from compsuite.engine import Context, Unit
+from compsuite.registry import Profile, check_keys, require
+from compsuite.studies.base import Study
+from compsuite.toolkits import Dataset, backend_names, register_backend
+
+import sklearn_bow
+
+if sklearn_bow.BACKEND.name not in backend_names():
+    register_backend(sklearn_bow.BACKEND)
+
+GENERATOR = "majority_study"
+LETTERS = "abcde"
+DATA_KEYS = {"n_train", "n_test", "length"}
+
+
+def generate(out: Path, n_train: int, n_test: int, length: int = 9, seed: int = 1) -> dict:
+    """``{train,valid,test}.{src,tgt}``: sequences of letters, each labelled with the
+    letter that occurs most often (sequences with a tie are redrawn and counted)."""
+    rng = random.Random(f"majority-{seed}")
+    counts = {"train": n_train, "valid": n_test, "test": n_test}
+    dropped = {"tie for the most frequent letter": 0}
+    files = []
+    for split, n in counts.items():
+        src, tgt = [], []
+        while len(src) < n:
+            seq = [rng.choice(LETTERS) for _ in range(length)]
+            freq = sorted((seq.count(c), c) for c in LETTERS)
+            if freq[-1][0] == freq[-2][0]:
+                dropped["tie for the most frequent letter"] += 1
+                continue
+            src.append(" ".join(seq))
+            tgt.append(freq[-1][1])
+        write_lines(out / f"{split}.src", src)
+        write_lines(out / f"{split}.tgt", tgt)
+        files += [f"{split}.src", f"{split}.tgt"]
+    return write_manifest(out, generator=GENERATOR, generator_version="1", seed=seed,
+                          args={"n_train": n_train, "n_test": n_test, "length": length},
+                          files=files, counts=counts, dropped=dropped)
+
+
+class Majority(Study):
+    profile_keys = frozenset({"data"})
+
+    @classmethod
+    def commands(cls):
+        return {"data": add_data_commands}
+
+    def validate(self) -> None:
+        for name, prof in self.profiles.items():
+            check_keys(require(prof.options, "data", self.where("profiles", name)), DATA_KEYS,
+                       self.where("profiles", name, "data"))
+
+    def parts(self, profile: Profile) -> dict[str, str]:
+        return {"accuracy": "test accuracy of every run and seed"}
+
+    def plan(self, profile: Profile, seeds=None, runs=None) -> list[Unit]:
+        return [Unit("accuracy", r, s, "majority", f"{r}/seed{s}")
+                for s in seeds or profile.seeds for r in runs or profile.runs]
+
+    def prepare(self, dataset: str, seed: int, profile: Profile, data_root: Path,
+                show: bool = True) -> Dataset:
+        args = {"length": 9, **profile.options["data"]}
+        data = Dataset(data_root / "majority" / f"n{args['n_train']}" / f"seed{seed}",
+                       label=f"majority letter, {args['n_train']} training sequences")
+        if not is_complete(data.raw, GENERATOR, args):
+            generate(data.raw, seed=seed, **args)
+        return data
+
+    def evaluate(self, ctx: Context) -> dict:
+        from compsuite.eval.metrics.accuracy import accuracy_with_breakdown
+
+        src, tgt = read_aligned(ctx.data.raw / "test.src", ctx.data.raw / "test.tgt")
+        predictions = ctx.load(kind="classifier").predict(src)
+        return accuracy_with_breakdown(predictions, tgt, {"label": tgt}).as_dict()
+
+    def report(self, profile: str, results: list[dict], out_dir: Path) -> str:
+        from compsuite.eval.reports.tables import markdown_table, mean_std_cell, write_report
+
+        rows = []
+        for run in dict.fromkeys(r["run"] for r in results):
+            accs = [r["accuracy"] for r in results if r["run"] == run]
+            rows.append([run, mean_std_cell(accs), len(accs)])
+        md = [f"# {self.title}: {profile} profile\n",
+              markdown_table(["run", "accuracy", "seeds"], rows)]
+        write_report(out_dir, {"study": self.name, "profile": profile, "runs": results}, md)
+        return "report.md, report.json"
+
+
+STUDY = Majority
+
+
+def add_data_commands(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True)
+    g = sub.add_parser("generate", help="{train,valid,test}.{src,tgt} and manifest.json")
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--out", required=True)
+    g.add_argument("--n-train", type=int, default=5000)
+    g.add_argument("--n-test", type=int, default=1000)
+    g.set_defaults(func=lambda a: print(generate(Path(a.out), a.n_train, a.n_test,
+                                                 seed=a.seed)["counts"]) or 0)

@@ -1,0 +1,82 @@
+"""An in-process toolkit backend: scikit-learn's CountVectorizer + LogisticRegression
+over whitespace tokens, behind the suite's backend interface (train with a thread
+count, predict, load as a classifier).  Registered by the example study's module."""
+from __future__ import annotations
+
+import pickle
+import time
+from pathlib import Path
+from typing import Sequence
+
+from compsuite.data_prep.common.io import atomic_open, read_aligned, read_lines, write_lines
+from compsuite.toolkits.base import Backend, Dataset, begin_run, config_hash, finish_run, merge
+
+
+class BowClassifier:
+    """The classifier protocol over a pickled (vectoriser, model) pair."""
+
+    def __init__(self, checkpoint: str | Path):
+        with open(checkpoint, "rb") as fh:
+            self.vectoriser, self.model = pickle.load(fh)
+        self.name = f"sklearn_bow:{checkpoint}"
+        self.calls = 0
+
+    def predict(self, inputs: Sequence[str]) -> list[str]:
+        self.calls += 1
+        return [str(y) for y in self.model.predict(self.vectoriser.transform(inputs))]
+
+    def features(self, inputs: Sequence[str]):
+        return self.vectoriser.transform(inputs)
+
+
+class BowBackend(Backend):
+    name = "sklearn_bow"
+    data_folder = None   # reads the raw text
+
+    def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
+              threads: int | None = None, extra: dict | None = None,
+              show: bool = True) -> dict:
+        from sklearn.feature_extraction.text import CountVectorizer
+        from sklearn.linear_model import LogisticRegression
+        from threadpoolctl import threadpool_limits
+
+        params = merge(merge(merge(run.defaults, run.args), run.profiles.get(profile)), extra)
+        h = config_hash({**params, "seed": seed, "data": data.checksum()})
+        done = begin_run(run_dir, h)
+        if done is not None:
+            return done
+        start = time.time()
+        x, y = read_aligned(data.raw / "train.src", data.raw / "train.tgt")
+        vectoriser = CountVectorizer(token_pattern=r"\S+", lowercase=False)
+        model = LogisticRegression(C=params.get("C", 1.0), max_iter=params.get("max_iter", 1000),
+                                   random_state=seed)
+        with threadpool_limits(limits=threads):
+            model.fit(vectoriser.fit_transform(x), y)
+        checkpoint = run_dir / "model.pkl"
+        with atomic_open(checkpoint, "wb") as fh:
+            pickle.dump((vectoriser, model), fh)
+        return finish_run(run_dir, {"toolkit": self.name, "checkpoint": str(checkpoint),
+                                    "config_hash": h, "args": params, "threads": threads,
+                                    "wall_s": round(time.time() - start, 2)})
+
+    def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
+                run_dir: Path, show: bool = True) -> Path:
+        out = run_dir / f"pred-{split}.txt"
+        if not out.is_file():
+            clf = self.load(trained["checkpoint"], data, "classifier")
+            write_lines(out, clf.predict(read_lines(data.raw / f"{split}.src")))
+        return out
+
+    def read_predictions(self, path: Path, data: Dataset, split: str):
+        from compsuite.eval.readers.predictions import read_plain
+
+        return read_plain(path, data.raw / f"{split}.tgt", data.raw / f"{split}.src")
+
+    def load(self, checkpoint, data: Dataset | None, kind: str = "classifier",
+             generation: dict | None = None):
+        if kind != "classifier":
+            raise self._unsupported(kind)
+        return BowClassifier(checkpoint)
+
+
+BACKEND = BowBackend()

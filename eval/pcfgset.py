@@ -1,0 +1,155 @@
+"""PCFG SET's evaluations (Hupkes et al. 2020, sections 6 and 7), registered under the
+names its YAML's tests use (``evaluation:``), and its accuracy breakdown.
+
+Each evaluation scores one model on one test's files through the translator protocol
+(``ctx.load()``), so it runs on fairseq and OpenNMT-py models alike:
+
+* ``accuracy``: sequence accuracy on ``test.{src,tgt}`` by category and number of
+  functions, the <eos> problem share (section 7.3), and with ``compare_base`` the task
+  model on the same inputs (Table 4);
+* ``consistency``: outputs for ``test.src`` against ``test_twin.src`` (substitutivity,
+  Table 6) and the embedding distances of Table 5;
+* ``localism``: whole against unrolled computation (:mod:`compsuite.eval.localism`);
+* ``overgeneralisation``: every saved checkpoint on the exception inputs
+  (:mod:`compsuite.eval.overgeneralisation`);
+* ``per_function``: accuracy on ``test_<function>.{src,tgt}`` (Figure 8);
+* ``by_length``: accuracy by string length (Figure 10).
+
+The task accuracy (Table 3's first row) uses the toolkit's own prediction command:
+:func:`task_accuracy`.
+"""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from compsuite.data_prep.common.io import atomic_open, read_aligned, read_lines, sha256_file
+from compsuite.data_prep.pcfgset.grammar import FUNCTIONS, TWIN_SUFFIX, structure
+from compsuite.registry import breakdown, evaluation
+
+from .metrics.accuracy import accuracy_with_breakdown, sequence_accuracy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compsuite.engine import Context
+
+breakdown("pcfgset")(structure)
+
+EMBEDDING_SIGNATURE = "metric:cosine_distance|embeddings:source-input|version:1"
+
+
+def structure_features(sources: list[str]) -> dict[str, list]:
+    """Input length, number of functions and depth of each source (Figure 7)."""
+    rows = [structure(s) for s in sources]
+    return {k: [r[k] for r in rows] for k in rows[0]} if rows else {}
+
+
+def task_accuracy(ctx: "Context", split: str = "test") -> dict:
+    """The run's predictions on ``split`` with the toolkit's own command
+    (fairseq-generate, onmt_translate), scored with the breakdown of Figure 7."""
+    backend = ctx.backend
+    path = backend.predict(ctx.trained, ctx.data, split, ctx.generation, ctx.run_dir,
+                           show=ctx.show)
+    preds = backend.read_predictions(path, ctx.data, split)
+    features = structure_features(preds.sources) if preds.sources is not None else None
+    res = accuracy_with_breakdown(preds.hypotheses, preds.references, features)
+    return {"split": split, **res.as_dict(), "predictions": preds.origin,
+            "predictions_sha256": sha256_file(path)}
+
+
+def embedding_distances(translator, checkpoint: str) -> dict:
+    """Table 5: cosine distances of each substituted function's input embedding to its
+    synonym's and (mean) to the other functions'."""
+    from compsuite.data_prep.pcfgset.splits import SUBSTITUTED
+
+    from .metrics.embedding_distance import synonym_distances
+
+    vecs = translator.embeddings(list(FUNCTIONS) + [f + TWIN_SUFFIX for f in SUBSTITUTED])
+    return {"distances": synonym_distances(vecs, FUNCTIONS, SUBSTITUTED),
+            "signature": EMBEDDING_SIGNATURE, "checkpoint": str(checkpoint)}
+
+
+def _task_unit(ctx: "Context"):
+    """The finished task unit this test unit needs (same run and seed)."""
+    (task,) = [f for f in ctx.deps.values() if f.unit.part == "task"]
+    return task
+
+
+@evaluation("accuracy")
+def accuracy(ctx: "Context", spec: dict) -> dict:
+    from .metrics.consistency import eos_problem_share
+
+    raw = ctx.data.raw
+    srcs, refs, cats = read_aligned(raw / "test.src", raw / "test.tgt", raw / "test.category")
+    outs = ctx.load().translate(srcs)
+    n_fn = [str(structure(s)["n_functions"]) for s in srcs]
+    res = accuracy_with_breakdown(outs, refs, {"category": cats, "n_functions": n_fn}).as_dict()
+    res["eos_problem"] = eos_problem_share(outs, refs)
+    if spec.get("compare_base"):
+        # the task model, read with the dictionaries of its own training data (a fairseq
+        # model read with another corpus's dictionary maps tokens to the wrong embeddings)
+        task = _task_unit(ctx)
+        base_outs = ctx.load(task.result["checkpoint"], task.data).translate(srcs)
+        res["task_model"] = {
+            **accuracy_with_breakdown(base_outs, refs, {"n_functions": n_fn}).as_dict(),
+            "checkpoint": task.result["checkpoint"],
+            "eos_problem": eos_problem_share(base_outs, refs)}
+    return res
+
+
+@evaluation("consistency")
+def substitutivity(ctx: "Context", spec: dict) -> dict:
+    from .metrics.consistency import consistency
+
+    raw = ctx.data.raw
+    srcs, refs, cats = read_aligned(raw / "test.src", raw / "test.tgt", raw / "test.category")
+    twins = read_lines(raw / "test_twin.src")
+    tr = ctx.load()
+    outs, outs_twin = tr.translate(srcs), tr.translate(twins)
+    return {"consistency": consistency(outs, outs_twin, refs, cats).as_dict(),
+            "accuracy": sequence_accuracy(outs, refs).accuracy,
+            "accuracy_twin": sequence_accuracy(outs_twin, refs).accuracy,
+            "embedding_distances": embedding_distances(tr, ctx.checkpoint)}
+
+
+@evaluation("localism")
+def localism(ctx: "Context", spec: dict) -> dict:
+    from . import localism as loc
+
+    tr = ctx.load()
+    res = loc.run(tr, loc.read_unrolled(ctx.data.raw / "unrolled_test.tsv"))
+    traces = res.pop("traces")
+    with atomic_open(ctx.run_dir / "localism-traces.jsonl") as fh:
+        for t in traces:
+            fh.write(json.dumps(t) + "\n")
+    return {**res, "model_calls": tr.calls}
+
+
+@evaluation("overgeneralisation")
+def overgeneralisation(ctx: "Context", spec: dict) -> dict:
+    from . import overgeneralisation as og
+
+    rate = (spec.get("options") or {}).get("exception_rate", 0.001)
+    src, exc, orig = og.read_exception_set(ctx.data.raw / f"test_pcfg_ratio={rate:g}")
+    return og.track(og.list_checkpoints(ctx.run_dir / "checkpoints"), lambda p: ctx.load(p),
+                    src, exc, orig)
+
+
+@evaluation("per_function")
+def per_function(ctx: "Context", spec: dict) -> dict:
+    tr = ctx.load()
+    raw = ctx.data.raw
+    per = {}
+    for fn in FUNCTIONS:
+        srcs, refs = read_aligned(raw / f"test_{fn}.src", raw / f"test_{fn}.tgt")
+        per[fn] = sequence_accuracy(tr.translate(srcs), refs).accuracy
+    return {"per_function": per, "accuracy": sum(per.values()) / len(per),
+            "n_per_function": len(srcs)}
+
+
+@evaluation("by_length")
+def by_length(ctx: "Context", spec: dict) -> dict:
+    raw = ctx.data.raw
+    srcs, refs, lengths = read_aligned(raw / "increasing_length.src", raw / "increasing_length.tgt",
+                                       raw / "increasing_length.category")
+    return accuracy_with_breakdown(ctx.load().translate(srcs), refs,
+                                   {"length": lengths}).as_dict()
