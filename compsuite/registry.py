@@ -149,12 +149,10 @@ def deep_merge(base: dict, over: dict) -> dict:
     return out
 
 
-def read_yaml(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
-    """A study file with its ``include:`` files merged underneath (paths relative to
-    the including file)."""
+def load_mapping(path: str | Path, what: str = "a mapping at the top level") -> dict:
+    """A YAML file that must hold a mapping; a missing file, malformed YAML or anything
+    else is a ConfigError naming the file."""
     path = Path(path)
-    if path.resolve() in _seen:
-        raise ConfigError(f"{path}: include loop ({' -> '.join(map(str, _seen))})")
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -162,7 +160,17 @@ def read_yaml(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: malformed YAML: {e}") from None
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
+        raise ConfigError(f"{path}: expected {what}")
+    return raw
+
+
+def read_yaml(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
+    """A study file with its ``include:`` files merged underneath (paths relative to
+    the including file)."""
+    path = Path(path)
+    if path.resolve() in _seen:
+        raise ConfigError(f"{path}: include loop ({' -> '.join(map(str, _seen))})")
+    raw = load_mapping(path)
     includes = raw.pop("include", None) or []
     merged: dict = {}
     for inc in [includes] if isinstance(includes, str) else includes:

@@ -48,6 +48,21 @@ def checkpoint_toolkit(path: str | Path) -> str:
     raise DataError(f"{path}: neither a fairseq nor an OpenNMT-py checkpoint")
 
 
+def load_model(checkpoint: str | Path, data: str | Path | None = None,
+               kind: str = "translator", toolkit: str | None = None, **generation):
+    """A checkpoint of any toolkit as a translator or a classifier, by the backend of
+    the toolkit that wrote it (``toolkit`` to say which).  ``data``: the folder in that
+    toolkit's format the model was trained on (fairseq: its dictionaries);
+    ``generation``: ``batch_size``, ``max_length``."""
+    from compsuite.toolkits import Dataset, get_backend
+
+    checkpoint = existing(checkpoint)
+    toolkit = toolkit or checkpoint_toolkit(checkpoint)
+    dataset = None if data is None else Dataset(Path(data).parent,
+                                                formats={toolkit: Path(data)})
+    return get_backend(toolkit).load(checkpoint, dataset, kind, generation)
+
+
 def load_fairseq(checkpoint: str | Path, data: str | Path, **overrides):
     """``(models, cfg, task)`` of a checkpoint trained with ``--user-dir
     fairseq_plugins``, its task set up on the fairseq-binarised folder ``data`` (the

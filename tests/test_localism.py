@@ -115,3 +115,12 @@ def test_not_a_checkpoint_is_a_clear_error(tmp_path):
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 1 and "not a loadable torch checkpoint" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_fairseq_checkpoint_without_its_data_is_a_clear_error(tiny_runs):
+    _, _, info = tiny_runs["fairseq"]
+    r = subprocess.run([sys.executable, "-m", "compsuite.cli", "eval", "pcfgset", "embeddings",
+                        "--checkpoint", info["checkpoint"]], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 1 and "a fairseq checkpoint needs --data" in r.stderr
+    assert "Traceback" not in r.stderr

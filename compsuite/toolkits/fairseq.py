@@ -103,7 +103,8 @@ class FairseqBackend(Backend):
              generation: dict | None = None):
         generation = generation or {}
         if data is None:
-            raise ConfigError("a fairseq checkpoint needs its data folder (the dictionaries)")
+            raise ConfigError("a fairseq checkpoint needs --data (the fairseq-bin folder with "
+                              "its dictionaries)")
         folder = data.folder(self.name)
         batch = generation.get("batch_size", 256)
         if kind == "translator":

@@ -24,22 +24,14 @@ import yaml
 from compsuite.data_prep.common.io import atomic_open
 from compsuite.data_prep.common.writers import run_logged, toolkit_command, write_onmt
 from compsuite.errors import ConfigError, ToolkitError
-from compsuite.registry import ROOT
+from compsuite.registry import ROOT, load_mapping
 
 from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
                    run_with_progress, thread_env)
 
 
 def load_yaml(path: Path) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} not found") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: malformed YAML: {e}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of OpenNMT-py options")
-    return data
+    return load_mapping(path, "a mapping of OpenNMT-py options")
 
 
 def checkpoints(run_dir: Path) -> list[Path]:

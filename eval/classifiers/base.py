@@ -10,8 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
-from compsuite.errors import ConfigError
-
 
 @runtime_checkable
 class Classifier(Protocol):
@@ -31,15 +29,6 @@ def load_classifier(checkpoint: str | Path, data: str | Path | None = None,
                     batch_size: int = 512, toolkit: str | None = None) -> Classifier:
     """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
     folder (its dictionaries) for fairseq checkpoints."""
-    from compsuite.eval.checkpoints import checkpoint_toolkit, existing
+    from compsuite.eval.checkpoints import load_model
 
-    checkpoint = existing(checkpoint)
-    toolkit = toolkit or checkpoint_toolkit(checkpoint)
-    if toolkit == "fairseq":
-        if data is None:
-            raise ConfigError("a fairseq checkpoint needs --data (the fairseq-bin folder with "
-                              "its dictionaries)")
-        from .fairseq_backend import FairseqClassifier
-
-        return FairseqClassifier(checkpoint, Path(data), batch_size)
-    raise ConfigError(f"no classifier backend for toolkit {toolkit!r}")
+    return load_model(checkpoint, data, "classifier", toolkit, batch_size=batch_size)

@@ -10,8 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from compsuite.errors import ConfigError
-
 
 @runtime_checkable
 class Translator(Protocol):
@@ -52,19 +50,7 @@ def load_translator(checkpoint: str | Path, data: str | Path | None = None,
     """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
     folder (its dictionaries) for fairseq checkpoints; unused for OpenNMT-py, whose
     checkpoints carry their vocabularies."""
-    from compsuite.eval.checkpoints import checkpoint_toolkit, existing
+    from compsuite.eval.checkpoints import load_model
 
-    checkpoint = existing(checkpoint)
-    toolkit = toolkit or checkpoint_toolkit(checkpoint)
-    if toolkit == "fairseq":
-        if data is None:
-            raise ConfigError("a fairseq checkpoint needs --data (the fairseq-bin folder with "
-                              "its dictionaries)")
-        from .fairseq_backend import FairseqTranslator
-
-        return FairseqTranslator(checkpoint, Path(data), batch_size, max_length)
-    if toolkit == "onmt":
-        from .onmt_backend import OnmtTranslator
-
-        return OnmtTranslator(checkpoint, batch_size, max_length)
-    raise ConfigError(f"no translator backend for toolkit {toolkit!r}")
+    return load_model(checkpoint, data, "translator", toolkit, batch_size=batch_size,
+                      max_length=max_length)
