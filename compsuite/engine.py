@@ -68,6 +68,11 @@ class Unit:
     def trains(self) -> bool:
         return self.model_from is None
 
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """Every unit that must finish first: ``needs`` and ``model_from``."""
+        return self.needs + ((self.model_from,) if self.model_from else ())
+
 
 @dataclass
 class Finished:
@@ -178,7 +183,7 @@ class Engine:
                 raise AssertionError(f"{self.study.name}: two units share the folder {u.path}")
             by_path[u.path] = u
         for u in units:
-            for need in u.needs + ((u.model_from,) if u.model_from else ()):
+            for need in u.requires:
                 if need not in by_path:
                     raise AssertionError(f"{self.study.name}: unit {u.path} needs {need}, "
                                          "which is not planned")
@@ -195,8 +200,7 @@ class Engine:
             path = todo.pop()
             if path not in keep:
                 keep.add(path)
-                u = by_path[path]
-                todo += list(u.needs) + ([u.model_from] if u.model_from else [])
+                todo += by_path[path].requires
         return [u for u in units if u.path in keep]
 
     # ------------------------------------------------------------------ running
@@ -210,11 +214,11 @@ class Engine:
 
         def depth(u: Unit) -> int:
             if u.path not in waves:
-                deps = list(u.needs) + ([u.model_from] if u.model_from else [])
-                waves[u.path] = 1 + max((depth(by_path[d]) for d in deps), default=-1)
+                waves[u.path] = 1 + max((depth(by_path[d]) for d in u.requires), default=-1)
             return waves[u.path]
 
-        order = sorted(range(len(units)), key=lambda i: depth(units[i]))
+        for u in units:
+            depth(u)
         results: dict[str, dict] = {}
         done_before = sum((self.runs_dir / u.path / "result.json").is_file() for u in units)
         if self.show:
@@ -222,7 +226,7 @@ class Engine:
                   f"{done_before} already done; {self.jobs} at a time", flush=True)
         counter = iter(range(1, len(units) + 1))
         for wave in sorted(set(waves.values())):
-            batch = [units[i] for i in order if waves[units[i].path] == wave]
+            batch = [u for u in units if waves[u.path] == wave]
             self._before_threads(batch)
             tasks = [partial(self._execute_counted, u, counter, len(units)) for u in batch]
             for u, res in zip(batch, execute_parallel(tasks, self.jobs)):
