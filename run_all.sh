@@ -5,6 +5,7 @@
 #   ./run_all.sh pcfgset              one study
 #   ./run_all.sh --profile paper      the papers' settings (for GPU users)
 #   ./run_all.sh pcfgset --seeds 1 2 3
+#   ./run_all.sh ctlpp --parts table1 --jobs 2   (any `compsuite run` option)
 #
 # Finished steps are skipped (by manifest / train.json / prediction files), so an
 # interrupted run resumes where it stopped.  Results land in results/<study>/<profile>/.
