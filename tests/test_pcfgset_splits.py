@@ -150,7 +150,17 @@ def test_overgeneralisation_exceptions(tmp_path):
     stem = "test_pcfg_ratio=0.005"
     exc_src = lines(tmp_path / f"{stem}_exception.src")
     assert exc_src == lines(tmp_path / f"{stem}_original.src")
-    assert len(exc_src) == m["n_exceptions"] == round(0.005 * m["least_frequent_function_count"])
+    assert len(exc_src) == m["n_exceptions"]
+    # section 6.2.5: per pair, 0.5% of the training occurrences of the pair's less
+    # frequent function; an input with two pairs counts for both
+    counts = m["function_counts_train"]
+    from compsuite.data_prep.pcfgset.grammar import EXCEPTIONS
+    for outer, inner in EXCEPTIONS:
+        want = max(1, round(0.005 * min(counts[outer], counts[inner])))
+        holding = sum((outer, inner) in exception_pairs(parse(s)) for s in exc_src)
+        assert m["wanted_per_pair"][f"{outer} {inner}"] == want
+        assert holding == m["exceptions_per_pair"][f"{outer} {inner}"] >= want
+    assert len(exc_src) >= max(m["wanted_per_pair"].values())
     for s, e, o in zip(exc_src, lines(tmp_path / f"{stem}_exception.tgt"),
                        lines(tmp_path / f"{stem}_original.tgt")):
         assert exception_pairs(parse(s)) and e == interpret(s, exceptions=True) and o == interpret(s)

@@ -140,6 +140,7 @@ class PCFGSet(Study):
                 show: bool = True) -> Dataset:
         from compsuite.data_prep.common.manifest import is_complete, read_manifest
         from compsuite.data_prep.pcfgset import CONFIGS, GENERATOR, generate
+        from compsuite.data_prep.pcfgset.generate import GENERATOR_VERSION
         from compsuite.data_prep.pcfgset.splits import SPLIT_GENERATOR, TESTS
 
         base_name, _, test = dataset.partition("/")
@@ -148,7 +149,7 @@ class PCFGSet(Study):
         if not test:
             data = Dataset(data_root / "pcfgset" / base_name / f"seed{seed}",
                            label=spec["label"])
-            if not is_complete(data.raw, GENERATOR, cfg.as_args()):
+            if not is_complete(data.raw, GENERATOR, cfg.as_args(), version=GENERATOR_VERSION):
                 generate(data.raw, cfg, seed=seed, progress=show)
             return data
         t = self.tests[test]
@@ -159,7 +160,7 @@ class PCFGSet(Study):
         done = (m is not None and m.get("seed") == seed and m["args"].get("test") == t["split"]
                 and m["args"].get("base") == cfg.as_args()
                 and all(m["args"].get(k) == v for k, v in options.items())
-                and is_complete(data.raw, SPLIT_GENERATOR, m["args"]))
+                and is_complete(data.raw, SPLIT_GENERATOR, m["args"], version=GENERATOR_VERSION))
         if not done:
             TESTS[t["split"]](data.raw, cfg, seed=seed, progress=show, **options)
         return data
@@ -215,8 +216,9 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--condition", choices=["equally_distributed", "primitive"],
                    default="equally_distributed", help="substitutivity: where synonyms occur")
     g.add_argument("--exception-rate", type=float, default=0.001,
-                   help="overgeneralisation: exceptions per occurrence of the least frequent "
-                        "function in training (the paper: 0.0001, 0.0005, 0.001, 0.005)")
+                   help="overgeneralisation: per Table 2 pair, exceptions per training "
+                        "occurrence of the pair's less frequent function (the paper: "
+                        "0.0001, 0.0005, 0.001, 0.005)")
     g.add_argument("--toolkits", nargs="*", default=[], choices=backend_names(),
                    help="also write the data in these toolkits' formats (then the text goes "
                         "to OUT/raw)")

@@ -82,11 +82,14 @@ def read_manifest(out_dir: str | Path) -> dict[str, Any] | None:
 
 
 def is_complete(out_dir: str | Path, generator: str, args: dict[str, Any],
-                verify_checksums: bool = True) -> bool:
-    """True when ``out_dir`` holds a manifest for exactly these arguments and every
-    file it lists is present (and, by default, unchanged)."""
+                verify_checksums: bool = True, version: str | None = None) -> bool:
+    """True when ``out_dir`` holds a manifest for exactly these arguments (and, given
+    ``version``, this generator version) and every file it lists is present (and, by
+    default, unchanged)."""
     manifest = read_manifest(out_dir)
     if manifest is None or manifest.get("generator") != generator:
+        return False
+    if version is not None and manifest.get("generator_version") != version:
         return False
     if json.loads(json.dumps(args)) != manifest.get("args"):
         return False

@@ -11,7 +11,9 @@ Sampling, per input:
   every function equally often);
 * a string argument has 2..``max_string_length`` symbols drawn with replacement from
   the alphabet, lengths weighted by ``string_length_weights``;
-* no input repeats a string argument (section 6.1.2; true of the released data);
+* no string argument occurs twice in the whole corpus (section 6.1.2: "the same
+  string arguments are never repeated"; true of the released data): a repeat is
+  drawn again (:class:`StringPool`), and the manifest counts the redraws;
 * inputs longer than ``max_input_length`` tokens or with more than
   ``max_functions`` functions are rejected, and duplicates are dropped, both
   counted in the manifest.
@@ -30,13 +32,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from compsuite.errors import ConfigError
+
 from ..common.io import write_lines
 from ..common.manifest import write_manifest
 from .grammar import (BINARY, FUNCTIONS, SEPARATOR, UNARY, Node, PCFGSyntaxError, evaluate,
                       parse, symbols)
 
 GENERATOR = "compsuite.data_prep.pcfgset"
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"  # 2: string arguments unique over the corpus
 SPLITS = ("train", "valid", "test")
 
 
@@ -89,33 +93,87 @@ SMALL = PCFGSetConfig(
 #    trains on <= 3 functions and tests on 4-7
 
 
-class _Sampler:
+class StringPool:
+    """The string arguments of one corpus: never the same one twice (section 6.1.2, "we
+    make sure that the same string arguments are never repeated").
+
+    A draw picks a length (``string_length_weights``) and symbols with replacement; a
+    string the corpus already holds is drawn again and counted in ``redrawn``.  A length
+    whose every string is taken drops out of the choice (counted in ``exhausted``), so a
+    small alphabet shifts the length distribution rather than loop; when every length is
+    taken, the config cannot produce the corpus and a :class:`ConfigError` says so.
+    Strings of a sample that is then rejected go back to the pool (:meth:`release`)."""
+
     def __init__(self, cfg: PCFGSetConfig, rng: random.Random):
         self.cfg = cfg
         self.rng = rng
         self.alphabet = cfg.alphabet()
         self.lengths = list(range(cfg.min_string_length, cfg.max_string_length + 1))
         if len(cfg.string_length_weights) != len(self.lengths):
-            raise ValueError(
+            raise ConfigError(
                 f"string_length_weights needs {len(self.lengths)} values "
                 f"(lengths {self.lengths}), got {len(cfg.string_length_weights)}"
             )
+        self.weights = list(cfg.string_length_weights)
+        self.capacity = {n: len(self.alphabet) ** n for n in self.lengths}
+        self.taken = {n: 0 for n in self.lengths}
+        self.used: set[tuple[str, ...]] = set()
+        self.redrawn = 0
+        self.exhausted: list[int] = []
 
-    def _string(self, used: set) -> Node:
-        rng = self.rng
+    def draw(self, rng: random.Random | None = None) -> tuple[str, ...]:
+        rng = self.rng if rng is None else rng
         while True:
-            n = rng.choices(self.lengths, self.cfg.string_length_weights)[0]
+            if not self.lengths:
+                raise ConfigError(
+                    f"every string argument of length {self.cfg.min_string_length}.."
+                    f"{self.cfg.max_string_length} over {len(self.alphabet)} symbols is "
+                    f"taken ({len(self.used):,}): this config cannot give that many pairs "
+                    "without repeating a string argument")
+            n = rng.choices(self.lengths, self.weights)[0]
             s = tuple(rng.choice(self.alphabet) for _ in range(n))
-            if s not in used:
-                used.add(s)
-                return Node(None, symbols=s)
+            if s in self.used:
+                self.redrawn += 1
+                continue
+            self.used.add(s)
+            self.taken[n] += 1
+            if self.taken[n] == self.capacity[n]:
+                i = self.lengths.index(n)
+                del self.lengths[i], self.weights[i]
+                self.exhausted.append(n)
+            return s
+
+    def release(self, strings: Iterable[tuple[str, ...]]) -> None:
+        for s in strings:
+            if s in self.used:
+                self.used.remove(s)
+                n = len(s)
+                self.taken[n] -= 1
+                if n in self.exhausted:  # back in the choice, at its configured weight
+                    self.exhausted.remove(n)
+                    self.lengths = [k for k in range(self.cfg.min_string_length,
+                                                     self.cfg.max_string_length + 1)
+                                    if k not in self.exhausted]
+                    self.weights = [self.cfg.string_length_weights[k - self.cfg.min_string_length]
+                                    for k in self.lengths]
+
+    def summary(self) -> dict:
+        """For the manifest: how many string arguments the corpus drew, how many draws
+        repeated one and were redrawn, and which lengths ran out."""
+        return {"distinct": len(self.used), "redrawn": self.redrawn,
+                "exhausted_lengths": sorted(self.exhausted)}
+
+
+class _Sampler:
+    def __init__(self, cfg: PCFGSetConfig, pool: StringPool):
+        self.cfg = cfg
+        self.rng = pool.rng
+        self.pool = pool
 
     def tree(self) -> Node:
-        used: set = set()
-
         def grow(depth: int, p: float | None) -> Node:
             if p is not None and (depth >= self.cfg.max_depth or self.rng.random() >= p):
-                return self._string(used)
+                return Node(None, symbols=self.pool.draw())
             fn = self.rng.choice(self.cfg.functions)
             if fn in UNARY:
                 return Node(fn, (grow(depth + 1, self.cfg.p_function),))
@@ -125,28 +183,53 @@ class _Sampler:
         return grow(0, None)  # the root is always a function
 
 
-def sample_pairs(cfg: PCFGSetConfig, seed: int, dropped: dict[str, int] | None = None
-                 ) -> Iterator[tuple[str, str, Node]]:
-    """Yield distinct (source, target, tree) triples forever, deterministically per seed."""
-    rng = random.Random(seed)
-    sampler = _Sampler(cfg, rng)
+def sample_pairs(cfg: PCFGSetConfig, seed: int, dropped: dict[str, int] | None = None,
+                 pool: StringPool | None = None) -> Iterator[tuple[str, str, Node]]:
+    """Yield distinct (source, target, tree) triples forever, deterministically per seed.
+    No string argument occurs twice in everything the stream yields; pass ``pool``
+    (built with ``random.Random(seed)``) to read its counts or draw more strings from
+    the same corpus afterwards."""
+    pool = StringPool(cfg, random.Random(seed)) if pool is None else pool
+    sampler = _Sampler(cfg, pool)
     seen: set[str] = set()
     dropped = {} if dropped is None else dropped
     while True:
         tree = sampler.tree()
         tokens = tree.tokens()
+        reason = None
         if len(tokens) > cfg.max_input_length:
-            dropped["too_long"] = dropped.get("too_long", 0) + 1
-            continue
-        if tree.n_functions > cfg.max_functions:
-            dropped["too_many_functions"] = dropped.get("too_many_functions", 0) + 1
-            continue
-        src = " ".join(tokens)
-        if src in seen:
-            dropped["duplicate"] = dropped.get("duplicate", 0) + 1
+            reason = "too_long"
+        elif tree.n_functions > cfg.max_functions:
+            reason = "too_many_functions"
+        else:
+            src = " ".join(tokens)
+            if src in seen:  # cannot happen with unique strings; kept as a guard
+                reason = "duplicate"
+        if reason is not None:
+            dropped[reason] = dropped.get(reason, 0) + 1
+            pool.release(tree.strings())
             continue
         seen.add(src)
         yield src, " ".join(evaluate(tree)), tree
+
+
+def repeated_strings(sources: Iterable[str]) -> dict:
+    """Count string arguments over a corpus of sources (one per line) and how many of
+    them occur more than once; a source that does not parse raises an error naming
+    its line."""
+    counts: dict[tuple[str, ...], int] = {}
+    total = 0
+    for lineno, src in enumerate(sources, start=1):
+        try:
+            tree = parse(src)
+        except PCFGSyntaxError as e:
+            raise PCFGSyntaxError(f"line {lineno}: {e}") from None
+        for s in tree.strings():
+            counts[s] = counts.get(s, 0) + 1
+            total += 1
+    return {"string_arguments": total, "distinct": len(counts),
+            "repeated": sum(1 for c in counts.values() if c > 1),
+            "repeat_occurrences": sum(c - 1 for c in counts.values() if c > 1)}
 
 
 def describe(sources: Iterable[str], targets: Iterable[str] | None = None) -> dict:
@@ -185,11 +268,12 @@ def generate(out_dir: str | Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     out_dir = Path(out_dir)
     counts = cfg.split_counts()
     dropped: dict[str, int] = {}
+    pool = StringPool(cfg, random.Random(seed))
     from tqdm import tqdm
 
     pairs = []  # draws are already in random order
     with tqdm(total=cfg.n_pairs, desc="PCFG SET pairs", unit="pair", disable=not progress) as bar:
-        for pair in itertools.islice(sample_pairs(cfg, seed, dropped), cfg.n_pairs):
+        for pair in itertools.islice(sample_pairs(cfg, seed, dropped, pool), cfg.n_pairs):
             pairs.append(pair)
             bar.update()
     files, stats, start = [], {}, 0
@@ -206,9 +290,10 @@ def generate(out_dir: str | Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     return write_manifest(
         out_dir, generator=GENERATOR, generator_version=GENERATOR_VERSION, seed=seed,
         args=cfg.as_args(), files=files, counts=counts, statistics=stats, dropped=dropped,
-        extra={"alphabet_size": len(cfg.alphabet())},
+        extra={"alphabet_size": len(cfg.alphabet()), "string_arguments": pool.summary()},
     )
 
 
 __all__ = ["PCFGSetConfig", "FULL", "SMALL", "generate", "sample_pairs", "describe",
+           "StringPool", "repeated_strings",
            "SEPARATOR", "BINARY"]

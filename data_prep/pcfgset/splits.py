@@ -19,13 +19,14 @@ from __future__ import annotations
 import itertools
 import random
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from compsuite.errors import ConfigError
 
 from ..common.io import write_lines
 from ..common.manifest import write_manifest
-from .generate import FULL, GENERATOR_VERSION, PCFGSetConfig, describe, sample_pairs
+from .generate import (FULL, GENERATOR_VERSION, PCFGSetConfig, StringPool, describe,
+                       sample_pairs)
 from .grammar import (BINARY, EXCEPTIONS, FUNCTIONS, SEPARATOR, TWIN_SUFFIX, UNARY, Node,
                       evaluate)
 
@@ -83,19 +84,26 @@ def _sizes(cfg: PCFGSetConfig, n_train: int | None, n_valid: int | None, n_test:
             base["test"] if n_test is None else n_test)
 
 
+def _pool(cfg: PCFGSetConfig, seed: int) -> StringPool:
+    """The string arguments of one test's corpus: never repeated across its splits
+    (section 6.1.2), with the base corpus's random stream."""
+    return StringPool(cfg, random.Random(seed))
+
+
 def _routed_splits(cfg: PCFGSetConfig, seed: int, dropped: dict, route, n_train: int,
-                   n_valid: int, n_test: int) -> dict[str, list]:
+                   n_valid: int, n_test: int, pool: StringPool) -> dict[str, list]:
     """Train/valid from draws that ``route`` sends to "trainvalid", test from "test"."""
-    b = _fill(sample_pairs(cfg, seed, dropped),
+    b = _fill(sample_pairs(cfg, seed, dropped, pool),
               {"trainvalid": n_train + n_valid, "test": n_test}, route)
     return {"train": b["trainvalid"][:n_train], "valid": b["trainvalid"][n_train:],
             "test": b["test"]}
 
 
 def _base_splits(out: Path, cfg: PCFGSetConfig, seed: int, dropped: dict, files: list[str],
-                 n_train: int, n_valid: int, n_test: int) -> dict[str, list]:
+                 n_train: int, n_valid: int, n_test: int, pool: StringPool) -> dict[str, list]:
     """Draw and write the base corpus (train/valid/test in draw order)."""
-    rows = list(itertools.islice(sample_pairs(cfg, seed, dropped), n_train + n_valid + n_test))
+    rows = list(itertools.islice(sample_pairs(cfg, seed, dropped, pool),
+                                 n_train + n_valid + n_test))
     splits = {"train": rows[:n_train], "valid": rows[n_train:n_train + n_valid],
               "test": rows[n_train + n_valid:]}
     for name, part in splits.items():
@@ -110,8 +118,9 @@ def _write_split(out: Path, name: str, rows: list, files: list[str]) -> None:
 
 
 def _manifest(out: Path, test: str, cfg: PCFGSetConfig, seed: int, args: dict, files: list,
-              splits: dict, dropped: dict, extra: dict | None = None) -> dict:
+              splits: dict, dropped: dict, pool: StringPool, extra: dict | None = None) -> dict:
     stats = {k: describe([r[0] for r in v], [r[1] for r in v]) for k, v in splits.items()}
+    extra = {"string_arguments": pool.summary(), **(extra or {})}
     return write_manifest(
         out, generator=SPLIT_GENERATOR, generator_version=GENERATOR_VERSION, seed=seed,
         args={"test": test, **args, "base": cfg.as_args()}, files=files,
@@ -130,7 +139,8 @@ def systematicity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     def route(src, tgt, tree):
         return "test" if function_pairs(tree) & held else "trainvalid"
 
-    splits = _routed_splits(cfg, seed, dropped, route, n_train, n_valid, n_test)
+    pool = _pool(cfg, seed)
+    splits = _routed_splits(cfg, seed, dropped, route, n_train, n_valid, n_test, pool)
     files: list[str] = []
     for name, rows in splits.items():
         _write_split(out, name, rows, files)
@@ -139,7 +149,8 @@ def systematicity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     write_lines(out / "test.category", tags)
     files.append("test.category")
     return _manifest(out, "systematicity", cfg, seed,
-                     {"pairs": [list(p) for p in SYSTEMATICITY_PAIRS]}, files, splits, dropped)
+                     {"pairs": [list(p) for p in SYSTEMATICITY_PAIRS]}, files, splits, dropped,
+                     pool)
 
 
 def productivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
@@ -152,14 +163,15 @@ def productivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     def route(src, tgt, tree):
         return "trainvalid" if tree.n_functions <= limit else "test"
 
-    splits = _routed_splits(cfg, seed, dropped, route, n_train, n_valid, n_test)
+    pool = _pool(cfg, seed)
+    splits = _routed_splits(cfg, seed, dropped, route, n_train, n_valid, n_test, pool)
     files: list[str] = []
     for name, rows in splits.items():
         _write_split(out, name, rows, files)
     write_lines(out / "test.category", [str(r[2].n_functions) for r in splits["test"]])
     files.append("test.category")
     return _manifest(out, "productivity", cfg, seed, {"max_train_functions": limit}, files,
-                     splits, dropped)
+                     splits, dropped, pool)
 
 
 def _rename(node: Node, choose: Callable[[str], str]) -> Node:
@@ -184,7 +196,8 @@ def substitutivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
         fns = {t for t in src.split() if t in subst}
         return "test" if fns and rng.random() < 0.12 else "trainvalid"
 
-    routed = _routed_splits(cfg, seed, dropped, route, n_train, n_valid, n_test)
+    pool = _pool(cfg, seed)
+    routed = _routed_splits(cfg, seed, dropped, route, n_train, n_valid, n_test, pool)
     train, valid, test = routed["train"], routed["valid"], routed["test"]
 
     def half(fn: str) -> str:
@@ -197,11 +210,10 @@ def substitutivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
                  for t in [_rename(tr, half)]]
     else:  # primitive: synonyms only as the single function of an input
         n_prim = max(len(SUBSTITUTED), round(primitive_rate * n_train))
-        strings = iter(_primitive_arguments(rng, cfg))
-        prims = []
+        prims = []  # their string arguments are new to the corpus too
         for k in range(n_prim):
             fn = SUBSTITUTED[k % len(SUBSTITUTED)]
-            args = tuple(Node(None, symbols=next(strings)) for _ in range(1 if fn in UNARY else 2))
+            args = tuple(Node(None, symbols=pool.draw(rng)) for _ in range(1 if fn in UNARY else 2))
             node = Node(fn + TWIN_SUFFIX, args)
             prims.append((" ".join(node.tokens()), " ".join(evaluate(node)), node))
         keep = n_train - n_prim
@@ -223,15 +235,9 @@ def substitutivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     files += ["test_twin.src", "test_twin.tgt", "test.category"]
     return _manifest(out, "substitutivity", cfg, seed,
                      {"condition": condition, "substituted": list(SUBSTITUTED),
-                      "primitive_rate": primitive_rate}, files, splits, dropped)
+                      "primitive_rate": primitive_rate}, files, splits, dropped, pool)
 
 
-def _primitive_arguments(rng: random.Random, cfg: PCFGSetConfig) -> Iterator[tuple[str, ...]]:
-    alphabet = cfg.alphabet()
-    lengths = list(range(cfg.min_string_length, cfg.max_string_length + 1))
-    while True:
-        n = rng.choices(lengths, cfg.string_length_weights)[0]
-        yield tuple(rng.choice(alphabet) for _ in range(n))
 
 
 def unroll(tree: Node) -> list[tuple[str, str]]:
@@ -267,7 +273,8 @@ def localism(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     dropped: dict = {}
     files: list[str] = []
-    splits = _base_splits(out, cfg, seed, dropped, files, n_train, n_valid, n_test)
+    pool = _pool(cfg, seed)
+    splits = _base_splits(out, cfg, seed, dropped, files, n_train, n_valid, n_test, pool)
     rng = random.Random(f"localism-{seed}")
     chosen = rng.sample(range(n_train), min(n_samples, n_train))
     tsv, depths = [], []
@@ -280,7 +287,7 @@ def localism(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     write_lines(out / "unrolled_test.category", depths)
     files += ["unrolled_test.tsv", "unrolled_test.category"]
     return _manifest(out, "localism", cfg, seed, {"n_samples": n_samples}, files, splits,
-                     dropped, extra={"unrolled_samples": len(chosen)})
+                     dropped, pool, extra={"unrolled_samples": len(chosen)})
 
 
 def exception_pairs(node: Node) -> set[tuple[str, str]]:
@@ -302,14 +309,18 @@ def overgeneralisation(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
                        exception_rate: float = 0.001, n_train: int | None = None,
                        n_valid: int | None = None, n_test: int | None = None,
                        progress: bool = False) -> dict:
-    """Training inputs containing a Table 2 pair carry the remapped (exception) target;
-    there are ``round(exception_rate x occurrences of the least frequent function in
-    training)`` of them (at least one), and no other input anywhere contains a pair.
-    ``test_pcfg_ratio=R_{exception,original}.{src,tgt}`` hold those training inputs
-    with both targets, for tracking memorisation against overgeneralisation."""
+    """Training inputs containing a Table 2 pair carry the remapped (exception) target.
+    Per pair, as section 6.2.5 says ("0.1% of the number of occurrences of the least
+    occurring function of the function pair"): ``round(exception_rate x min(count of
+    its outer, count of its inner function in training))`` inputs (at least one)
+    contain that pair; an input holding two pairs counts for both.  No other input
+    anywhere contains a pair.  ``test_pcfg_ratio=R_{exception,original}.{src,tgt}``
+    hold those training inputs with both targets, for tracking memorisation against
+    overgeneralisation."""
     n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     dropped: dict = {}
-    stream = sample_pairs(cfg, seed, dropped)
+    pool = _pool(cfg, seed)
+    stream = sample_pairs(cfg, seed, dropped, pool)
     rows: list = []
     excs: list = []
     for row in stream:  # the corpus, without any exception pair
@@ -322,13 +333,25 @@ def overgeneralisation(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
         for t in src.split():
             if t in counts:
                 counts[t] += 1
-    n_exc = max(1, round(exception_rate * min(counts.values())))
-    while len(excs) < n_exc:  # more inputs with a pair, if the corpus draws gave too few
-        row = next(stream)
-        if exception_pairs(row[2]):
-            excs.append(row)
+    want = {pair: max(1, round(exception_rate * min(counts[pair[0]], counts[pair[1]])))
+            for pair in EXCEPTIONS}
+    have = {pair: 0 for pair in EXCEPTIONS}
+    chosen: list = []
+
+    def candidates():
+        yield from excs
+        yield from (r for r in stream if exception_pairs(r[2]))  # more, if too few were drawn
+
+    for row in candidates():
+        pairs = exception_pairs(row[2])
+        if any(have[p] < want[p] for p in pairs):
+            chosen.append(row)
+            for p in pairs:
+                have[p] += 1
+        if all(have[p] >= want[p] for p in want):
+            break
+    n_exc = len(chosen)
     rng = random.Random(f"overgeneralisation-{seed}")
-    chosen = excs[:n_exc]
     exc_rows = [(src, " ".join(evaluate(tree, EXCEPTIONS)), tree) for src, _, tree in chosen]
     train = train[:n_train - n_exc] + exc_rows
     rng.shuffle(train)
@@ -348,9 +371,11 @@ def overgeneralisation(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
               f"{stem}_original.tgt", f"{stem}.category"]
     return _manifest(out, "overgeneralisation", cfg, seed,
                      {"exception_rate": exception_rate,
-                      "exceptions": [list(k) for k in EXCEPTIONS]}, files, splits, dropped,
-                     extra={"n_exceptions": n_exc, "least_frequent_function_count":
-                            min(counts.values())})
+                      "exceptions": [list(k) for k in EXCEPTIONS]}, files, splits, dropped, pool,
+                     extra={"n_exceptions": n_exc,
+                            "exceptions_per_pair": {f"{o} {i}": have[(o, i)] for o, i in want},
+                            "wanted_per_pair": {f"{o} {i}": want[(o, i)] for o, i in want},
+                            "function_counts_train": counts})
 
 
 def increasing_string_length(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
@@ -401,7 +426,8 @@ def per_function(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     dropped: dict = {}
     files: list[str] = []
-    splits = _base_splits(out, cfg, seed, dropped, files, n_train, n_valid, n_test)
+    pool = _pool(cfg, seed)
+    splits = _base_splits(out, cfg, seed, dropped, files, n_train, n_valid, n_test, pool)
     train = {r[0] for r in splits["train"]}
     test = [r[2] for r in splits["test"]]
     n = min(n_templates, len(test) // 2)
@@ -422,7 +448,7 @@ def per_function(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
         write_lines(out / f"test_{fn}.tgt", [" ".join(evaluate(x)) for x in nodes])
         files += [f"test_{fn}.src", f"test_{fn}.tgt"]
     return _manifest(out, "per_function", cfg, seed, {"n_templates": n_templates}, files,
-                     splits, dropped, extra={"per_function_inputs_also_in_train": overlap})
+                     splits, dropped, pool, extra={"per_function_inputs_also_in_train": overlap})
 
 
 TESTS: dict[str, Callable[..., dict]] = {
