@@ -60,14 +60,21 @@ def test_ctlpp_paper_configs_load_and_run_one_update(tmp_path):
     from compsuite.data_prep.common.writers import toolkit_command
     from compsuite.registry import ROOT
     from compsuite.toolkits.base import to_cli
+    from compsuite.eval.reports.tables import paper_numbers
 
     study = get_study("ctlpp")
     fairseq = get_backend("fairseq")
     data = study.prepare("A", 1, study.profile("tiny"), tmp_path / "DATA", show=False)
     data.formats["fairseq"] = fairseq.write_data(data)
+    counts = {}
     for run_name in study.profile("paper").runs:
         args = fairseq.train_args(study.run(run_name), "paper")
         assert args["lr"] == 0.00015 and args["batch_size"] == 512 and args["dropout"] == 0.5
+        # Appendix A.2 / Table 2: 80k steps for the Bi-LSTM and the NDR, 300k for the Transformer
+        arch = study.run(run_name).architecture
+        assert args["max_update"] == paper_numbers("ctlpp")["table2"][arch]["steps"], run_name
+        assert args["clip_norm"] == (1.0 if arch == "ndr" else 5.0)
+        assert args["warmup_updates"] == 500
         args.update(max_update=1, cpu=True, disable_validation=True, num_workers=0,
                     save_dir=str(tmp_path / run_name))
         cmd = toolkit_command("fairseq-train") + [str(data.folder("fairseq")), "--user-dir",
@@ -77,6 +84,12 @@ def test_ctlpp_paper_configs_load_and_run_one_update(tmp_path):
         assert (tmp_path / run_name / "checkpoint_last.pt").is_file()
         params = [ln for ln in r.stdout.splitlines() if "num. shared model params" in ln]
         assert params, r.stdout[-2000:]
+        counts[run_name] = int(params[0].split("num. shared model params:")[1].split()[0]
+                               .replace(",", ""))
+    # Table 2: the Bi-LSTM (1 layer, 128 units per direction, embeddings 256) has 408k
+    # parameters; the other two differ from Table 2 (see data_prep/ctlpp/doc.md)
+    table2 = paper_numbers("ctlpp")["table2"]
+    assert counts["bilstm-fairseq"] == pytest.approx(table2["bilstm"]["params"], rel=0.01)
 
 
 def _with_profile(tmp_path, **changes):

@@ -62,7 +62,8 @@ class _Classifier(BaseFairseqModel):
 # ----------------------------------------------------------------------------- Bi-LSTM
 @dataclass
 class BiLSTMConfig(FairseqDataclass):
-    hidden_size: int = field(default=256, metadata={"help": "units per direction"})
+    # Appendix A.2: "1 layer with 256 units (128 per direction)"
+    hidden_size: int = field(default=128, metadata={"help": "units per direction"})
     embed_dim: int = field(default=256, metadata={"help": "embedding size"})
     layers: int = field(default=1, metadata={"help": "LSTM layers"})
     dropout: float = field(default=0.5, metadata={"help": "dropout"})
