@@ -150,6 +150,21 @@ def _by_arch(results: list[dict], value) -> dict[str, dict]:
     return out
 
 
+def paper_cell(published: dict, arch: str) -> str:
+    """A paper cell of Table 3: "0.79 ± 0.01"; a dagger marks a mean not read from the
+    paper (its source says where it comes from)."""
+    mean = (published.get("mean") or {}).get(arch)
+    if mean is None:
+        return "–"
+    std = (published.get("std") or {}).get(arch)
+    cell = fmt(mean) if std is None else f"{fmt(mean)} ± {fmt(std)}"
+    return cell + (" †" if published.get("mean_from_paper") is False else "")
+
+
+def fmt_values(values: dict, archs: dict) -> str:
+    return " / ".join(f"{archs[a]['paper_name']} {fmt(v)}" for a, v in values.items() if a in archs)
+
+
 def build_study_report(study, profile: str, task_results: list[dict],
                        test_results: dict[str, list[dict]], out_dir: str | Path) -> dict:
     """The whole PCFG SET study in one folder: ``report.md`` / ``report.json`` with
@@ -193,20 +208,27 @@ def build_study_report(study, profile: str, task_results: list[dict],
         per_arch = _by_arch(rs, value)
         row = [label]
         entry = {}
+        published = paper["rows"].get(key, {})
         for a in archs:
             vals = per_arch.get(a, {}).get("values", [])
-            row += [mean_std_cell(vals), fmt(paper["rows"].get(key, {}).get(a))]
+            row += [mean_std_cell(vals), paper_cell(published, a)]
             if vals:
                 mean, std = mean_std(vals)
                 entry[a] = {"mean": mean, "std": std, "seeds": len(vals),
                             "toolkits": sorted(per_arch[a]["toolkits"]),
-                            "paper": paper["rows"].get(key, {}).get(a)}
+                            "paper": (published.get("mean") or {}).get(a),
+                            "paper_std": (published.get("std") or {}).get(a)}
         rows.append(row)
         report["table3"][key] = entry
         significance += [{"row": label, **t} for t in _welch_between(per_arch, archs)]
-    md += ["## Table 3: overview\n", markdown_table(head, rows)]
-    for key, note in (paper.get("notes") or {}).items():
-        md.append(f"Note on the paper's {key} row: {note}\n")
+    md += ["## Table 3: overview\n", markdown_table(head, rows),
+           "\nThe paper's cells are mean ± std over its three runs; where they come from:\n"]
+    md += [f"- {label}: {paper['rows'][key]['source']}"
+           + (" (†: not read from the paper)" if paper["rows"][key].get("mean_from_paper") is False
+              else "") for key, label, _ in TABLE3 if key in paper["rows"]]
+    for name_, other in (paper.get("other_sources") or {}).items():
+        md.append(f"- Also: {name_}: {fmt_values(other['mean'], archs)}; {other['source']}")
+    md.append("")
     if significance:
         md += ["\nWelch's t-tests between architectures, per row:\n",
                markdown_table(["row", "model A", "model B", "t", "p"],
