@@ -99,69 +99,67 @@ class StringPool:
 
     A draw picks a length (``string_length_weights``) and symbols with replacement; a
     string the corpus already holds is drawn again and counted in ``redrawn``.  A length
-    whose every string is taken drops out of the choice (counted in ``exhausted``), so a
-    small alphabet shifts the length distribution rather than loop; when every length is
-    taken, the config cannot produce the corpus and a :class:`ConfigError` says so.
-    Strings of a sample that is then rejected go back to the pool (:meth:`release`)."""
+    whose every string is taken drops out of the choice, so a small alphabet shifts the
+    length distribution rather than loop; when every length is taken, the config cannot
+    produce the corpus and a :class:`ConfigError` says so.  Strings of a sample that is
+    then rejected go back to the pool (:meth:`release`)."""
 
     def __init__(self, cfg: PCFGSetConfig, rng: random.Random):
         self.cfg = cfg
         self.rng = rng
         self.alphabet = cfg.alphabet()
-        self.lengths = list(range(cfg.min_string_length, cfg.max_string_length + 1))
-        if len(cfg.string_length_weights) != len(self.lengths):
+        lengths = range(cfg.min_string_length, cfg.max_string_length + 1)
+        if len(cfg.string_length_weights) != len(lengths):
             raise ConfigError(
-                f"string_length_weights needs {len(self.lengths)} values "
-                f"(lengths {self.lengths}), got {len(cfg.string_length_weights)}"
+                f"string_length_weights needs {len(lengths)} values "
+                f"(lengths {list(lengths)}), got {len(cfg.string_length_weights)}"
             )
-        self.weights = list(cfg.string_length_weights)
-        self.capacity = {n: len(self.alphabet) ** n for n in self.lengths}
-        self.taken = {n: 0 for n in self.lengths}
+        self.weight = dict(zip(lengths, cfg.string_length_weights))
+        self.capacity = {n: len(self.alphabet) ** n for n in lengths}
+        self.taken = {n: 0 for n in lengths}
         self.used: set[tuple[str, ...]] = set()
         self.redrawn = 0
-        self.exhausted: list[int] = []
+
+    @classmethod
+    def for_corpus(cls, cfg: PCFGSetConfig, seed: int) -> "StringPool":
+        """The pool of the corpus that ``sample_pairs(cfg, seed)`` draws: it shares that
+        corpus's random stream, so passing it changes no draw."""
+        return cls(cfg, random.Random(seed))
+
+    def exhausted(self) -> list[int]:
+        """The string lengths whose every string is taken."""
+        return [n for n in self.taken if self.taken[n] == self.capacity[n]]
 
     def draw(self, rng: random.Random | None = None) -> tuple[str, ...]:
         rng = self.rng if rng is None else rng
         while True:
-            if not self.lengths:
+            lengths = [n for n in self.taken if self.taken[n] < self.capacity[n]]
+            if not lengths:
                 raise ConfigError(
                     f"every string argument of length {self.cfg.min_string_length}.."
                     f"{self.cfg.max_string_length} over {len(self.alphabet)} symbols is "
                     f"taken ({len(self.used):,}): this config cannot give that many pairs "
                     "without repeating a string argument")
-            n = rng.choices(self.lengths, self.weights)[0]
+            n = rng.choices(lengths, [self.weight[k] for k in lengths])[0]
             s = tuple(rng.choice(self.alphabet) for _ in range(n))
             if s in self.used:
                 self.redrawn += 1
                 continue
             self.used.add(s)
             self.taken[n] += 1
-            if self.taken[n] == self.capacity[n]:
-                i = self.lengths.index(n)
-                del self.lengths[i], self.weights[i]
-                self.exhausted.append(n)
             return s
 
     def release(self, strings: Iterable[tuple[str, ...]]) -> None:
         for s in strings:
             if s in self.used:
                 self.used.remove(s)
-                n = len(s)
-                self.taken[n] -= 1
-                if n in self.exhausted:  # back in the choice, at its configured weight
-                    self.exhausted.remove(n)
-                    self.lengths = [k for k in range(self.cfg.min_string_length,
-                                                     self.cfg.max_string_length + 1)
-                                    if k not in self.exhausted]
-                    self.weights = [self.cfg.string_length_weights[k - self.cfg.min_string_length]
-                                    for k in self.lengths]
+                self.taken[len(s)] -= 1
 
     def summary(self) -> dict:
         """For the manifest: how many string arguments the corpus drew, how many draws
         repeated one and were redrawn, and which lengths ran out."""
         return {"distinct": len(self.used), "redrawn": self.redrawn,
-                "exhausted_lengths": sorted(self.exhausted)}
+                "exhausted_lengths": self.exhausted()}
 
 
 class _Sampler:
@@ -187,9 +185,9 @@ def sample_pairs(cfg: PCFGSetConfig, seed: int, dropped: dict[str, int] | None =
                  pool: StringPool | None = None) -> Iterator[tuple[str, str, Node]]:
     """Yield distinct (source, target, tree) triples forever, deterministically per seed.
     No string argument occurs twice in everything the stream yields; pass ``pool``
-    (built with ``random.Random(seed)``) to read its counts or draw more strings from
-    the same corpus afterwards."""
-    pool = StringPool(cfg, random.Random(seed)) if pool is None else pool
+    (:meth:`StringPool.for_corpus`) to read its counts or draw more strings from the
+    same corpus afterwards."""
+    pool = StringPool.for_corpus(cfg, seed) if pool is None else pool
     sampler = _Sampler(cfg, pool)
     seen: set[str] = set()
     dropped = {} if dropped is None else dropped
@@ -213,17 +211,22 @@ def sample_pairs(cfg: PCFGSetConfig, seed: int, dropped: dict[str, int] | None =
         yield src, " ".join(evaluate(tree)), tree
 
 
+def _parsed(sources: Iterable[str]) -> Iterator[tuple[str, Node]]:
+    """(source, tree) per line; a source that does not parse is an error naming its line."""
+    for lineno, src in enumerate(sources, start=1):
+        try:
+            yield src, parse(src)
+        except PCFGSyntaxError as e:
+            raise PCFGSyntaxError(f"line {lineno}: {e}") from None
+
+
 def repeated_strings(sources: Iterable[str]) -> dict:
     """Count string arguments over a corpus of sources (one per line) and how many of
     them occur more than once; a source that does not parse raises an error naming
     its line."""
     counts: dict[tuple[str, ...], int] = {}
     total = 0
-    for lineno, src in enumerate(sources, start=1):
-        try:
-            tree = parse(src)
-        except PCFGSyntaxError as e:
-            raise PCFGSyntaxError(f"line {lineno}: {e}") from None
+    for _, tree in _parsed(sources):
         for s in tree.strings():
             counts[s] = counts.get(s, 0) + 1
             total += 1
@@ -236,11 +239,7 @@ def describe(sources: Iterable[str], targets: Iterable[str] | None = None) -> di
     """Table 1 statistics (min/max/avg of input length, #functions, depth), plus
     target length and function frequencies, over a list of sources."""
     lengths, n_functions, depths, counts = [], [], [], {f: 0 for f in FUNCTIONS}
-    for lineno, src in enumerate(sources, start=1):
-        try:
-            tree = parse(src)
-        except PCFGSyntaxError as e:
-            raise PCFGSyntaxError(f"line {lineno}: {e}") from None
+    for src, tree in _parsed(sources):
         toks = src.split()
         lengths.append(len(toks))
         n_functions.append(tree.n_functions)
@@ -268,7 +267,7 @@ def generate(out_dir: str | Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     out_dir = Path(out_dir)
     counts = cfg.split_counts()
     dropped: dict[str, int] = {}
-    pool = StringPool(cfg, random.Random(seed))
+    pool = StringPool.for_corpus(cfg, seed)
     from tqdm import tqdm
 
     pairs = []  # draws are already in random order

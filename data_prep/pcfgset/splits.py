@@ -84,12 +84,6 @@ def _sizes(cfg: PCFGSetConfig, n_train: int | None, n_valid: int | None, n_test:
             base["test"] if n_test is None else n_test)
 
 
-def _pool(cfg: PCFGSetConfig, seed: int) -> StringPool:
-    """The string arguments of one test's corpus: never repeated across its splits
-    (section 6.1.2), with the base corpus's random stream."""
-    return StringPool(cfg, random.Random(seed))
-
-
 def _routed_splits(cfg: PCFGSetConfig, seed: int, dropped: dict, route, n_train: int,
                    n_valid: int, n_test: int, pool: StringPool) -> dict[str, list]:
     """Train/valid from draws that ``route`` sends to "trainvalid", test from "test"."""
@@ -139,7 +133,7 @@ def systematicity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     def route(src, tgt, tree):
         return "test" if function_pairs(tree) & held else "trainvalid"
 
-    pool = _pool(cfg, seed)
+    pool = StringPool.for_corpus(cfg, seed)  # one per corpus, across its splits
     splits = _routed_splits(cfg, seed, dropped, route, n_train, n_valid, n_test, pool)
     files: list[str] = []
     for name, rows in splits.items():
@@ -163,7 +157,7 @@ def productivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     def route(src, tgt, tree):
         return "trainvalid" if tree.n_functions <= limit else "test"
 
-    pool = _pool(cfg, seed)
+    pool = StringPool.for_corpus(cfg, seed)  # one per corpus, across its splits
     splits = _routed_splits(cfg, seed, dropped, route, n_train, n_valid, n_test, pool)
     files: list[str] = []
     for name, rows in splits.items():
@@ -196,7 +190,7 @@ def substitutivity(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
         fns = {t for t in src.split() if t in subst}
         return "test" if fns and rng.random() < 0.12 else "trainvalid"
 
-    pool = _pool(cfg, seed)
+    pool = StringPool.for_corpus(cfg, seed)  # one per corpus, across its splits
     routed = _routed_splits(cfg, seed, dropped, route, n_train, n_valid, n_test, pool)
     train, valid, test = routed["train"], routed["valid"], routed["test"]
 
@@ -273,7 +267,7 @@ def localism(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     dropped: dict = {}
     files: list[str] = []
-    pool = _pool(cfg, seed)
+    pool = StringPool.for_corpus(cfg, seed)  # one per corpus, across its splits
     splits = _base_splits(out, cfg, seed, dropped, files, n_train, n_valid, n_test, pool)
     rng = random.Random(f"localism-{seed}")
     chosen = rng.sample(range(n_train), min(n_samples, n_train))
@@ -319,7 +313,7 @@ def overgeneralisation(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     overgeneralisation."""
     n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     dropped: dict = {}
-    pool = _pool(cfg, seed)
+    pool = StringPool.for_corpus(cfg, seed)  # one per corpus, across its splits
     stream = sample_pairs(cfg, seed, dropped, pool)
     rows: list = []
     excs: list = []
@@ -426,7 +420,7 @@ def per_function(out: Path, cfg: PCFGSetConfig = FULL, seed: int = 1,
     n_train, n_valid, n_test = _sizes(cfg, n_train, n_valid, n_test)
     dropped: dict = {}
     files: list[str] = []
-    pool = _pool(cfg, seed)
+    pool = StringPool.for_corpus(cfg, seed)  # one per corpus, across its splits
     splits = _base_splits(out, cfg, seed, dropped, files, n_train, n_valid, n_test, pool)
     train = {r[0] for r in splits["train"]}
     test = [r[2] for r in splits["test"]]

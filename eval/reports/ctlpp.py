@@ -9,13 +9,14 @@ from collections import defaultdict
 from pathlib import Path
 
 from .plots import heat_map, similarity_maps
-from .tables import fmt, markdown_table, mean_std_cell, paper_numbers, write_report
+from .tables import (fmt, markdown_table, mean_std_cell, paper_numbers, published_cell,
+                     write_report)
 
 THRESHOLD = 0.95
 
 
 def _published(cell: dict | None) -> str:
-    return "–" if cell is None else f"{fmt(cell['mean'])} ± {fmt(cell['std'])}"
+    return published_cell(None) if cell is None else published_cell(cell["mean"], cell["std"])
 
 
 def build_report(study, profile: str, table1: list[dict], grid: list[dict],

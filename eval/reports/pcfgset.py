@@ -7,7 +7,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from .plots import accuracy_by_feature, accuracy_per_function, overgeneralisation_areas
-from .tables import fmt, markdown_table, mean_std, mean_std_cell, paper_numbers, write_report
+from .tables import (fmt, markdown_table, mean_std, mean_std_cell, paper_numbers,
+                     published_cell, write_report)
 
 
 def build_report(results: list[dict], out_dir: str | Path, profile: str, study_title: str,
@@ -16,7 +17,8 @@ def build_report(results: list[dict], out_dir: str | Path, profile: str, study_t
     if not results:
         raise ValueError("no results to report")
     out_dir = Path(out_dir)
-    paper = paper_numbers("pcfgset")["task_accuracy"]
+    table3 = paper_numbers("pcfgset")["table3"]
+    paper = {"source": table3["source"], "values": table3["rows"]["task_accuracy"]["mean"]}
     groups: dict = defaultdict(list)
     for r in results:
         groups[(r["architecture"], r["toolkit"])].append(r)
@@ -154,11 +156,9 @@ def paper_cell(published: dict, arch: str) -> str:
     """A paper cell of Table 3: "0.79 ± 0.01"; a dagger marks a mean not read from the
     paper (its source says where it comes from)."""
     mean = (published.get("mean") or {}).get(arch)
-    if mean is None:
-        return "–"
-    std = (published.get("std") or {}).get(arch)
-    cell = fmt(mean) if std is None else f"{fmt(mean)} ± {fmt(std)}"
-    return cell + (" †" if published.get("mean_from_paper") is False else "")
+    cell = published_cell(mean, (published.get("std") or {}).get(arch))
+    return cell + (" †" if mean is not None and published.get("mean_from_paper") is False
+                   else "")
 
 
 def fmt_values(values: dict, archs: dict) -> str:

@@ -39,6 +39,13 @@ def mean_std_cell(vals: Sequence[float]) -> str:
     return fmt(mean) + (f" ± {fmt(std)}" if std is not None else "")
 
 
+def published_cell(mean: float | None, std: float | None = None) -> str:
+    """A paper's cell: ``0.75 ± 0.27``, the mean alone without a std, '–' for none."""
+    if mean is None:
+        return "–"
+    return fmt(mean) if std is None else f"{fmt(mean)} ± {fmt(std)}"
+
+
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     cells = [[str(h) for h in header]] + [[fmt(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
