@@ -107,7 +107,8 @@ class Context:
 
     @property
     def generation(self) -> dict:
-        return self.study.generation
+        """Decoding settings: the study's ``generation``, the profile's on top."""
+        return {**self.study.generation, **self.profile.generation}
 
     def load(self, checkpoint: str | Path | None = None, data: Dataset | None = None,
              kind: str = "translator"):
@@ -307,7 +308,7 @@ class Engine:
                 "checkpoint": checkpoint,
                 "train_wall_s": trained.get("wall_s") if trained else None,
                 "threads": trained.get("threads") if trained else None,
-                "generation": self.study.generation,
+                "generation": {**self.study.generation, **self.profile.generation},
                 "config_version": self.study.config_version, "git": self._revision,
                 **unit.params}
 

@@ -111,6 +111,8 @@ class Profile:
     runs: list[str]
     jobs: int = 1
     options: dict[str, Any] = field(default_factory=dict)
+    #: decoding settings over the study's ``generation`` (e.g. a shorter max_length)
+    generation: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -136,7 +138,7 @@ class StudySpec:
 STUDY_KEYS = frozenset({"study", "include", "module", "title", "paper", "config_version",
                         "run_all", "architectures", "runs", "profiles", "generation",
                         "toolkit_defaults"})
-PROFILE_KEYS = frozenset({"description", "seeds", "runs", "jobs"})
+PROFILE_KEYS = frozenset({"description", "seeds", "runs", "jobs", "generation"})
 RUN_KEYS = frozenset({"architecture", "toolkit", "paper_setup", "config", "args", "profiles"})
 
 
@@ -255,10 +257,14 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
             if r not in runs:
                 raise ConfigError(f"{at}: unknown run '{r}'{near(r, runs)}")
         jobs = positive_int(spec.get("jobs", 1), f"{at}.jobs")
+        generation = spec.get("generation") or {}
+        if not isinstance(generation, dict):
+            raise ConfigError(f"{at}.generation: expected a mapping of decoding settings "
+                              f"(beam, batch_size, max_length), got {generation!r}")
         options = {k: v for k, v in spec.items() if k not in PROFILE_KEYS}
         profiles.register(prof_name, Profile(prof_name, spec.get("description", ""),
                                              _seeds(spec.get("seeds", [1]), at),
-                                             list(prof_runs), jobs, options))
+                                             list(prof_runs), jobs, options, dict(generation)))
     return StudySpec(name, raw.get("title", name), raw.get("paper", ""),
                      int(raw.get("config_version", 1)),
                      raw.get("module") or f"compsuite.studies.{name}", archs, runs, profiles,
