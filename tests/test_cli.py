@@ -154,9 +154,9 @@ def test_run_selects_runs_and_parts(monkeypatch, capsys):
     monkeypatch.setattr(Engine, "run", lambda self, units: planned.append(
         [u.path for u in units]))
     monkeypatch.setattr(cli, "cmd_report", lambda a: 0)
-    assert cli.main(["run", "pcfgset", "--runs", "transformer-fairseq", "--quiet"]) == 0
-    assert planned == [["task/transformer-fairseq/seed1"]]
-    assert ("with --runs transformer-fairseq, no units of systematicity, productivity"
+    assert cli.main(["run", "pcfgset", "--runs", "transformer-onmt", "--quiet"]) == 0
+    assert planned == [["task/transformer-onmt/seed1"]]
+    assert ("with --runs transformer-onmt, no units of systematicity, productivity"
             in capsys.readouterr().err)
     planned.clear()
     assert cli.main(["run", "pcfgset", "--runs", "lstms2s-onmt", "--parts", "localism",
