@@ -44,6 +44,7 @@ setup(
     package_data={
         "compsuite": ["experiments/*.yaml"],
         "compsuite.eval.reports": ["paper_numbers/*.yaml"],
+        "compsuite.data_prep.sget": ["*.tsv"],
     },
     include_package_data=True,
     # Exact versions live in constraints.txt; scripts/setup_env.sh installs them.

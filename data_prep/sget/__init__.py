@@ -1,0 +1,6 @@
+"""SGET (Kumon, Matsuoka and Yanaka 2024): the English grammar (:mod:`.grammar`), the
+English-Japanese lexicon (:mod:`.lexicon`), the selectional restrictions
+(:mod:`.selection`), the rule-based translator that builds the Japanese side of the
+data (:mod:`.translate`), the 42 generalisation patterns (:mod:`.patterns`), and the
+sentence generator (:mod:`.sampler`, :mod:`.builders`, :mod:`.generate`; see
+``doc.md``)."""
