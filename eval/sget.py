@@ -1,0 +1,425 @@
+"""SGET metrics (Kumon et al. 2024, section 4.1.3 and appendix E): exact match, BLEU and
+the breakdowns of Tables 2, 3, 6, 7, 10 and 11.  Pure functions over lists of strings;
+the GiNZA partial match lives in :mod:`compsuite.eval.sget_partial`.
+
+Hypotheses from any system are scored from plain text: OpenNMT-py outputs in the
+released encoding (pieces separated by spaces) and a language model's plain Japanese
+are treated alike, since every metric first *normalises* a sentence: Unicode NFKC (the
+released encodings write ``?`` for ``？``) and removal of all whitespace (which also
+joins BPE pieces back into the sentence).
+
+* :func:`exact_match`: normalised hypothesis equals normalised reference.
+* :func:`bleu`: sacreBLEU corpus BLEU.  The paper names neither tokenisation nor
+  segmentation; sacreBLEU's default ``13a`` on unsegmented Japanese treats a whole
+  sentence as one word (one wrong word scores 0), so the default here segments both
+  sides with Sudachi (split mode C, core dictionary: the words of the study's
+  preprocessing) and runs sacreBLEU with ``tokenize='none'``.  ``tokenize='ja-mecab'``
+  uses sacreBLEU's own Japanese tokeniser when mecab-python3 and ipadic are installed;
+  any other sacreBLEU tokeniser name is passed through (e.g. ``char``).  The result
+  carries sacreBLEU's signature plus the segmentation settings.
+* :func:`breakdown` (and :func:`per_pattern`, :func:`per_group`): any metric per key
+  (pattern, group, in/not in a complement clause, length bucket ...), scored over each
+  key's lines, as the paper does (a group's exact match is over its sentences, so
+  patterns with 1,000 sentences weigh half as much as those with 2,000: this is what
+  reproduces Table 3's structural figure from Table 10).
+* :data:`PATTERNS`: the 42 generalisation patterns (Tables 8-10) with their category,
+  their group in Table 3 and whether Table 10 reports a partial match for them (from
+  the generator's ``patterns.py``); :func:`parse_gen_info` reads the generator's
+  ``gen_info.tsv`` (pattern, target inside a complement clause, target word).
+"""
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections import OrderedDict, defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Hashable, Iterable, Mapping, Sequence
+
+VERSION = "1"
+IN_DISTRIBUTION = "in_distribution"
+
+
+# ----------------------------------------------------------------------------- patterns
+@dataclass(frozen=True)
+class PatternInfo:
+    name: str
+    label: str            # Table 10's wording
+    category: str         # Table 1's category
+    group: str            # Table 3: "lexical", "lexical+morphological", "structural"
+    partial: bool         # Table 10 reports a partial match
+    target: str           # what partial match checks: "noun", "verb", "phrase" or "" (none)
+    role: str = ""        # phrase patterns: the role of the target phrase ("subj", "iobj", "")
+    size: int = 2000      # sentences in the generalisation set (section 4.1.2)
+
+
+def _p(name, label, category, group, partial, target, role="", size=2000) -> PatternInfo:
+    return PatternInfo(name, label, category, group, partial, target, role, size)
+
+
+_LEX, _MOR, _STR = "lexical", "lexical+morphological", "structural"
+_PS, _PSA, _TA = "Primitive Substitution", "Primitive Structural Alternation", "Tense Alternation"
+_PR, _RD = "Phrase Recombination", "Recursion Depth Alternation"
+_GP, _WH = "Gap Position Recombination", "Wh-question Structural Alternation"
+
+#: The generalisation patterns, in Table 10's order, with the generator's names
+#: (``data_prep/sget/patterns.py``, which is the source of truth: :data:`PATTERNS` is
+#: built from it when it can be imported, and from this copy otherwise).  Groups
+#: (Table 3): "lexical+morphological" are the six tense patterns and the four
+#: alternations whose target verb changes form (appendix E.2); the other lexical
+#: patterns, Prim -> Verb included, are "lexical"; every pattern of Table 9 is
+#: "structural".  Partial match: Table 10 has none for Prim -> Verb, the CP and CE
+#: recursions, the indirect-object wh-question and the five wh-question alternations
+#: (31 patterns remain).  Functions that use the table take ``table=``.
+BUILTIN_PATTERNS: "OrderedDict[str, PatternInfo]" = OrderedDict((p.name, p) for p in (
+    _p("subj_to_obj_common", "Subj -> Obj (common)", _PS, _LEX, True, "noun"),
+    _p("subj_to_obj_proper", "Subj -> Obj (proper)", _PS, _LEX, True, "noun"),
+    _p("obj_to_subj_common", "Obj -> Subj (common)", _PS, _LEX, True, "noun"),
+    _p("obj_to_subj_proper", "Obj -> Subj (proper)", _PS, _LEX, True, "noun"),
+    _p("prim_to_subj_common", "Prim -> Subj (common)", _PS, _LEX, True, "noun"),
+    _p("prim_to_subj_proper", "Prim -> Subj (proper)", _PS, _LEX, True, "noun"),
+    _p("prim_to_obj_common", "Prim -> Obj (common)", _PS, _LEX, True, "noun"),
+    _p("prim_to_obj_proper", "Prim -> Obj (proper)", _PS, _LEX, True, "noun"),
+    _p("prim_to_inf_arg", "Prim -> Verb", _PS, _LEX, False, ""),
+    _p("active_to_passive", "Active -> Passive", _PSA, _MOR, True, "verb"),
+    _p("passive_to_active", "Passive -> Active", _PSA, _MOR, True, "verb"),
+    _p("obj_omitted_transitive_to_transitive", "Obj-omitted transitive -> Transitive", _PSA,
+       _MOR, True, "verb"),
+    _p("unacc_to_transitive", "Unaccusative -> Transitive", _PSA, _MOR, True, "verb"),
+    _p("do_dative_to_pp_dative", "Double Obj -> PP", _PSA, _LEX, True, "verb"),
+    _p("pp_dative_to_do_dative", "PP -> Double Obj", _PSA, _LEX, True, "verb"),
+    _p("past_to_present_ditransitive", "Present (Ditransitive)", _TA, _MOR, True, "verb"),
+    _p("transitive_to_present_ditransitive", "Present (Transitive -> Ditransitive)", _TA,
+       _MOR, True, "verb"),
+    _p("past_to_present_infinitive", "Present (Infinitive)", _TA, _MOR, True, "verb"),
+    _p("transitive_to_present_infinitive", "Present (Transitive -> Infinitive)", _TA, _MOR,
+       True, "verb"),
+    _p("past_to_present_complement", "Present (Complement)", _TA, _MOR, True, "verb"),
+    _p("transitive_to_present_complement", "Present (Transitive -> Complement)", _TA, _MOR,
+       True, "verb"),
+    _p("obj_pp_to_subj_pp", "PP in Subj", _PR, _STR, True, "phrase", "subj"),
+    _p("obj_pp_to_iobj_pp", "PP in Indirect Obj", _PR, _STR, True, "phrase", "iobj"),
+    _p("obj_rc_to_subj_rc", "RC in Subj", _PR, _STR, True, "phrase", "subj"),
+    _p("obj_rc_to_iobj_rc", "RC in Indirect Obj", _PR, _STR, True, "phrase", "iobj"),
+    _p("obj_adj_to_subj_adj", "Adj in Subj", _PR, _STR, True, "phrase", "subj"),
+    _p("obj_adj_to_iobj_adj", "Adj in Indirect Obj", _PR, _STR, True, "phrase", "iobj"),
+    _p("cp_recursion_shallower", "CP recursion shallower", _RD, _STR, False, "", size=1000),
+    _p("cp_recursion_deeper", "CP recursion deeper", _RD, _STR, False, "", size=1000),
+    _p("pp_recursion_shallower", "PP recursion shallower", _RD, _STR, True, "phrase"),
+    _p("pp_recursion_deeper", "PP recursion deeper", _RD, _STR, True, "phrase"),
+    _p("ce_recursion_shallower", "CE recursion shallower", _RD, _STR, False, ""),
+    _p("ce_recursion_deeper", "CE recursion deeper", _RD, _STR, False, ""),
+    _p("adj_recursion_shallower", "Adj recursion shallower", _RD, _STR, True, "phrase"),
+    _p("adj_recursion_deeper", "Adj recursion deeper", _RD, _STR, True, "phrase"),
+    _p("iobj_extracted_rc", "Indirect Obj-extracted RC", _GP, _STR, True, "phrase"),
+    _p("iobj_extracted_wh", "Indirect Obj-extracted wh-question", _GP, _STR, False, "",
+       size=1000),
+    _p("wh_active_subject", "Active Subject", _WH, _STR, False, "", size=1000),
+    _p("wh_passive_subject", "Passive Subject", _WH, _STR, False, "", size=1000),
+    _p("wh_dobj_ditransitive", "Direct Obj, Ditransitive", _WH, _STR, False, "", size=1000),
+    _p("wh_subject_with_pp", "Subject with PP", _WH, _STR, False, "", size=1000),
+    _p("wh_long_movement", "Long Movement", _WH, _STR, False, "", size=1000),
+))
+
+
+_GROUPS = {"Lexical": _LEX, "Lex. + Mor.": _MOR, "Structural": _STR}
+_ROLES = {"modified_subject": "subj", "modified_recipient": "iobj"}
+
+
+def table_from_generator() -> "OrderedDict[str, PatternInfo] | None":
+    """:data:`PATTERNS` from the generator's table (None when it cannot be imported)."""
+    try:
+        from compsuite.data_prep.sget import patterns as G
+    except ImportError:
+        return None
+    out: OrderedDict = OrderedDict()
+    for p in G.PATTERNS:
+        target, role = "", ""
+        if p.partial_match:
+            if p.group == G.PRIMITIVE_SUBSTITUTION:
+                target = "noun"
+            elif p.group in (G.PRIMITIVE_STRUCTURAL_ALTERNATION, G.TENSE_ALTERNATION):
+                target = "verb"
+            else:
+                target, role = "phrase", _ROLES.get(p.builder, "")
+        out[p.name] = PatternInfo(p.name, p.label, p.group, _GROUPS[p.table3_group],
+                                  p.partial_match, target, role, p.size)
+    return out
+
+
+PATTERNS: "OrderedDict[str, PatternInfo]" = table_from_generator() or BUILTIN_PATTERNS
+
+def _key(name: str) -> str:
+    return re.sub(r"[\s\-]+", "_", name.strip().lower())
+
+
+def pattern_info(name: str, table: Mapping[str, PatternInfo] = PATTERNS) -> PatternInfo:
+    """The table's entry for ``name`` (case, spaces and hyphens ignored); KeyError naming
+    the known patterns otherwise."""
+    if name in table:
+        return table[name]
+    by_key = {_key(k): v for k, v in table.items()}
+    try:
+        return by_key[_key(name)]
+    except KeyError:
+        raise KeyError(f"unknown SGET pattern {name!r}; known: {', '.join(table)}") from None
+
+
+def partial_patterns(table: Mapping[str, PatternInfo] = PATTERNS) -> list[str]:
+    """The patterns Table 10 scores by partial match (31 in :data:`PATTERNS`)."""
+    return [n for n, p in table.items() if p.partial]
+
+
+def group_of(patterns: Sequence[str], table: Mapping[str, PatternInfo] = PATTERNS,
+             in_distribution: str = "in-distribution") -> list[str]:
+    """Table 3's group of each line's pattern (``in_distribution`` lines get that label)."""
+    return [in_distribution if p == IN_DISTRIBUTION else pattern_info(p, table).group
+            for p in patterns]
+
+
+# ----------------------------------------------------------------------------- normalisation
+_WS = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    """NFKC, then every whitespace character removed (joins BPE pieces as well)."""
+    return _WS.sub("", unicodedata.normalize("NFKC", text))
+
+
+def _check(hyps: Sequence[str], refs: Sequence[str], *extra: tuple[str, Sequence]) -> int:
+    n = len(hyps)
+    if len(refs) != n:
+        raise ValueError(f"{n} hypotheses but {len(refs)} references")
+    for what, seq in extra:
+        if len(seq) != n:
+            raise ValueError(f"{len(seq)} {what} for {n} hypotheses")
+    if n == 0:
+        raise ValueError("no hypotheses to score")
+    return n
+
+
+# ----------------------------------------------------------------------------- exact match
+@dataclass
+class ScoreResult:
+    """One metric over a set of lines.  ``score`` is on the paper's scale (exact match and
+    partial match in %, BLEU in BLEU points)."""
+    metric: str
+    score: float
+    n: int
+    signature: str
+    correct: int | None = None
+    details: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def exact_signature() -> str:
+    return f"metric:exact|norm:nfkc|ws:removed|case:mixed|version:{VERSION}"
+
+
+def exact_matches(hyps: Sequence[str], refs: Sequence[str]) -> list[bool]:
+    """Per line: normalised hypothesis == normalised reference."""
+    _check(hyps, refs)
+    return [normalise(h) == normalise(r) for h, r in zip(hyps, refs)]
+
+
+def exact_match(hyps: Sequence[str], refs: Sequence[str]) -> ScoreResult:
+    """Exact match (%) after NFKC normalisation and whitespace removal."""
+    ok = exact_matches(hyps, refs)
+    return ScoreResult("exact", 100.0 * sum(ok) / len(ok), len(ok), exact_signature(),
+                       correct=sum(ok))
+
+
+# ----------------------------------------------------------------------------- BLEU
+SEGMENTERS = ("sudachi",)
+
+
+def _versions(*names: str) -> dict:
+    from importlib import metadata
+
+    out = {}
+    for n in names:
+        try:
+            out[n] = metadata.version(n)
+        except metadata.PackageNotFoundError:
+            out[n] = None
+    return out
+
+
+def mecab_available() -> bool:
+    """Whether sacreBLEU's ``ja-mecab`` tokeniser can run (mecab-python3 and ipadic)."""
+    from importlib.util import find_spec
+
+    return find_spec("MeCab") is not None and find_spec("ipadic") is not None
+
+
+@functools.lru_cache(maxsize=4)
+def _sudachi(mode: str, dict_name: str):
+    from sudachipy import Dictionary, SplitMode
+
+    return Dictionary(dict=dict_name).create(getattr(SplitMode, mode.upper()))
+
+
+def segment(texts: Iterable[str], mode: str = "C", dict_name: str = "core") -> list[str]:
+    """Normalise (:func:`normalise`) and segment with Sudachi; words joined by spaces."""
+    tok = _sudachi(mode, dict_name)
+    out = []
+    for t in texts:
+        t = normalise(t)
+        out.append(" ".join(m.surface() for m in tok.tokenize(t)) if t else "")
+    return out
+
+
+def bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str = "sudachi", *,
+         sudachi_mode: str = "C", sudachi_dict: str = "core") -> ScoreResult:
+    """sacreBLEU corpus BLEU (one reference per line) on Japanese.
+
+    ``tokenize``: ``"sudachi"`` (default: both sides normalised, Sudachi-segmented,
+    sacreBLEU ``tokenize='none'``), ``"ja-mecab"`` (sacreBLEU's MeCab tokeniser on the
+    normalised text; needs mecab-python3 and ipadic) or any other sacreBLEU tokeniser,
+    run on the normalised text.  The result's ``signature`` is sacreBLEU's, followed by
+    ``|seg:...`` and ``|norm:nfkc+nows``; ``details`` holds the n-gram precisions,
+    brevity penalty and lengths.
+    """
+    from sacrebleu.metrics import BLEU
+
+    _check(hyps, refs)
+    extra: dict = {"norm": "nfkc+nows"}
+    if tokenize == "sudachi":
+        h, r = segment(hyps, sudachi_mode, sudachi_dict), segment(refs, sudachi_mode, sudachi_dict)
+        sb_tok = "none"
+        v = _versions("sudachipy", "sudachidict-core")
+        extra["seg"] = (f"sudachi-{sudachi_mode}-{sudachi_dict}-{v['sudachipy']}"
+                        f"-dict{v['sudachidict-core']}")
+    else:
+        if tokenize == "ja-mecab" and not mecab_available():
+            raise ValueError("tokenize='ja-mecab' needs mecab-python3 and ipadic "
+                             "(pip install 'sacrebleu[ja]'); use tokenize='sudachi'")
+        h, r = [normalise(x) for x in hyps], [normalise(x) for x in refs]
+        sb_tok = tokenize
+        extra["seg"] = "none"
+    metric = BLEU(tokenize=sb_tok)
+    res = metric.corpus_score(h, [r])
+    sig = metric.get_signature().format() + "".join(f"|{k}:{v}" for k, v in extra.items())
+    return ScoreResult("bleu", res.score, len(h), sig, details={
+        "precisions": res.precisions, "bp": res.bp, "sys_len": res.sys_len,
+        "ref_len": res.ref_len, "tokenize": tokenize})
+
+
+# ----------------------------------------------------------------------------- breakdowns
+Metric = Callable[[Sequence[str], Sequence[str]], ScoreResult]
+
+
+def breakdown(hyps: Sequence[str], refs: Sequence[str], keys: Sequence[Hashable],
+              metric: Metric = exact_match, order: Iterable[Hashable] | None = None
+              ) -> "OrderedDict[Hashable, ScoreResult]":
+    """``metric`` over the lines of each key (keys in ``order`` first, then the others
+    sorted by name).  Any metric with the ``(hyps, refs) -> ScoreResult`` shape works,
+    e.g. ``functools.partial(bleu, tokenize='char')``."""
+    _check(hyps, refs, ("keys", keys))
+    groups: dict = defaultdict(list)
+    for i, k in enumerate(keys):
+        groups[k].append(i)
+    ordered = [k for k in (order or ()) if k in groups]
+    ordered += sorted((k for k in groups if k not in set(ordered)), key=str)
+    return OrderedDict((k, metric([hyps[i] for i in groups[k]], [refs[i] for i in groups[k]]))
+                       for k in ordered)
+
+
+def per_pattern(hyps: Sequence[str], refs: Sequence[str], patterns: Sequence[str],
+                metric: Metric = exact_match, table: Mapping[str, PatternInfo] = PATTERNS
+                ) -> "OrderedDict[str, ScoreResult]":
+    """Table 10: ``metric`` per generalisation pattern, in the table's order."""
+    return breakdown(hyps, refs, patterns, metric, order=[IN_DISTRIBUTION, *table])
+
+
+def per_group(hyps: Sequence[str], refs: Sequence[str], patterns: Sequence[str],
+              metric: Metric = exact_match, table: Mapping[str, PatternInfo] = PATTERNS
+              ) -> "OrderedDict[str, ScoreResult]":
+    """Table 3: ``metric`` per group (lexical, lexical+morphological, structural),
+    over the sentences of each group's patterns."""
+    return breakdown(hyps, refs, group_of(patterns, table), metric,
+                     order=["in-distribution", _LEX, _MOR, _STR])
+
+
+def score_table(hyps: Sequence[str], refs: Sequence[str], keys: Sequence[Hashable],
+                metrics: Mapping[str, Metric]) -> dict:
+    """``{key: {metric name: score}}`` for several metrics (one row per key)."""
+    out: dict = OrderedDict()
+    for name, metric in metrics.items():
+        for k, res in breakdown(hyps, refs, keys, metric).items():
+            out.setdefault(k, OrderedDict())[name] = res.score
+    return out
+
+
+# ----------------------------------------------------------------------------- line features
+_CP_VERBS_FALLBACK = frozenset("""
+admire admired admires believe believed believes confess confessed confesses declare
+declared declares dream dreamed dreams expect expected expects guess guessed guesses hope
+hoped hopes imagine imagined imagines know knew knows learn learned learns mean meant means
+notice noticed notices prove proved proves say said says support supported supports think
+thought thinks understand understood understands value valued values wish wished wishes
+appreciate appreciated appreciates realize realized realizes answer answered answers
+repeat repeated repeats tolerate tolerated tolerates trust trusted trusts
+""".split())
+
+
+@functools.lru_cache(maxsize=1)
+def _cp_verbs() -> frozenset:
+    """English forms of the verbs that take a ``that``-clause: from the generator's lexicon
+    when it is there, else a built-in list."""
+    try:
+        from compsuite.data_prep.sget.lexicon import load
+
+        forms = {f.lower() for v in load().verbs.values() if "cp" in v.frames
+                 for f in v.forms().values()}
+        if forms:
+            return frozenset(forms | _CP_VERBS_FALLBACK)
+    except Exception:  # noqa: BLE001 - the lexicon is the generator's; fall back quietly
+        pass
+    return _CP_VERBS_FALLBACK
+
+
+def in_cp(english: str, cp_verbs: Iterable[str] | None = None) -> bool:
+    """Whether an English sentence has a complement clause (Table 11): a ``that`` right
+    after a verb that takes one (a ``that`` after a noun is a relative pronoun)."""
+    verbs = frozenset(v.lower() for v in cp_verbs) if cp_verbs is not None else _cp_verbs()
+    words = re.findall(r"[A-Za-z]+", english.lower())
+    return any(w == "that" and i > 0 and words[i - 1] in verbs for i, w in enumerate(words))
+
+
+def cp_keys(sources: Sequence[str], patterns: Sequence[str] | None = None,
+            cp_verbs: Iterable[str] | None = None) -> list:
+    """Table 11's keys: ``(pattern, "in CP" | "not in CP")`` (or just the label)."""
+    labels = ["in CP" if in_cp(s, cp_verbs) else "not in CP" for s in sources]
+    return labels if patterns is None else list(zip(patterns, labels))
+
+
+def length_keys(sources: Sequence[str], max_train_length: int) -> list[str]:
+    """Table 7's keys: ``longer`` when a source has at least ``max_train_length`` words
+    (the longest training source), else ``shorter``."""
+    return ["longer" if len(s.split()) >= max_train_length else "shorter" for s in sources]
+
+
+@dataclass(frozen=True)
+class GenInfo:
+    pattern: str
+    in_cp: bool
+    target: str | None   # the English target word (lexical patterns)
+    depth: int | None    # the recursion depth (recursion patterns)
+
+
+def parse_gen_info(lines: Iterable[str]) -> list[GenInfo]:
+    """The generator's ``gen_info.tsv`` lines (``pattern<TAB>0|1<TAB>target=W|depth=D|-``)."""
+    out = []
+    for n, line in enumerate(lines, start=1):
+        cols = line.rstrip("\n").split("\t")
+        if len(cols) != 3 or cols[1] not in ("0", "1"):
+            raise ValueError(f"gen_info line {n}: expected pattern<TAB>0|1<TAB>detail, "
+                             f"found {line[:80]!r}")
+        detail = cols[2]
+        target = detail[len("target="):] if detail.startswith("target=") else None
+        depth = int(detail[len("depth="):]) if detail.startswith("depth=") else None
+        out.append(GenInfo(cols[0], cols[1] == "1", target, depth))
+    return out
