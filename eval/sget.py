@@ -36,6 +36,8 @@ from collections import OrderedDict, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
+from compsuite.data_prep.common.manifest import package_versions
+
 VERSION = "1"
 IN_DISTRIBUTION = "in_distribution"
 
@@ -53,85 +55,19 @@ class PatternInfo:
     size: int = 2000      # sentences in the generalisation set (section 4.1.2)
 
 
-def _p(name, label, category, group, partial, target, role="", size=2000) -> PatternInfo:
-    return PatternInfo(name, label, category, group, partial, target, role, size)
-
-
 _LEX, _MOR, _STR = "lexical", "lexical+morphological", "structural"
-_PS, _PSA, _TA = "Primitive Substitution", "Primitive Structural Alternation", "Tense Alternation"
-_PR, _RD = "Phrase Recombination", "Recursion Depth Alternation"
-_GP, _WH = "Gap Position Recombination", "Wh-question Structural Alternation"
-
-#: The generalisation patterns, in Table 10's order, with the generator's names
-#: (``data_prep/sget/patterns.py``, which is the source of truth: :data:`PATTERNS` is
-#: built from it when it can be imported, and from this copy otherwise).  Groups
-#: (Table 3): "lexical+morphological" are the six tense patterns and the four
-#: alternations whose target verb changes form (appendix E.2); the other lexical
-#: patterns, Prim -> Verb included, are "lexical"; every pattern of Table 9 is
-#: "structural".  Partial match: Table 10 has none for Prim -> Verb, the CP and CE
-#: recursions, the indirect-object wh-question and the five wh-question alternations
-#: (31 patterns remain).  Functions that use the table take ``table=``.
-BUILTIN_PATTERNS: "OrderedDict[str, PatternInfo]" = OrderedDict((p.name, p) for p in (
-    _p("subj_to_obj_common", "Subj -> Obj (common)", _PS, _LEX, True, "noun"),
-    _p("subj_to_obj_proper", "Subj -> Obj (proper)", _PS, _LEX, True, "noun"),
-    _p("obj_to_subj_common", "Obj -> Subj (common)", _PS, _LEX, True, "noun"),
-    _p("obj_to_subj_proper", "Obj -> Subj (proper)", _PS, _LEX, True, "noun"),
-    _p("prim_to_subj_common", "Prim -> Subj (common)", _PS, _LEX, True, "noun"),
-    _p("prim_to_subj_proper", "Prim -> Subj (proper)", _PS, _LEX, True, "noun"),
-    _p("prim_to_obj_common", "Prim -> Obj (common)", _PS, _LEX, True, "noun"),
-    _p("prim_to_obj_proper", "Prim -> Obj (proper)", _PS, _LEX, True, "noun"),
-    _p("prim_to_inf_arg", "Prim -> Verb", _PS, _LEX, False, ""),
-    _p("active_to_passive", "Active -> Passive", _PSA, _MOR, True, "verb"),
-    _p("passive_to_active", "Passive -> Active", _PSA, _MOR, True, "verb"),
-    _p("obj_omitted_transitive_to_transitive", "Obj-omitted transitive -> Transitive", _PSA,
-       _MOR, True, "verb"),
-    _p("unacc_to_transitive", "Unaccusative -> Transitive", _PSA, _MOR, True, "verb"),
-    _p("do_dative_to_pp_dative", "Double Obj -> PP", _PSA, _LEX, True, "verb"),
-    _p("pp_dative_to_do_dative", "PP -> Double Obj", _PSA, _LEX, True, "verb"),
-    _p("past_to_present_ditransitive", "Present (Ditransitive)", _TA, _MOR, True, "verb"),
-    _p("transitive_to_present_ditransitive", "Present (Transitive -> Ditransitive)", _TA,
-       _MOR, True, "verb"),
-    _p("past_to_present_infinitive", "Present (Infinitive)", _TA, _MOR, True, "verb"),
-    _p("transitive_to_present_infinitive", "Present (Transitive -> Infinitive)", _TA, _MOR,
-       True, "verb"),
-    _p("past_to_present_complement", "Present (Complement)", _TA, _MOR, True, "verb"),
-    _p("transitive_to_present_complement", "Present (Transitive -> Complement)", _TA, _MOR,
-       True, "verb"),
-    _p("obj_pp_to_subj_pp", "PP in Subj", _PR, _STR, True, "phrase", "subj"),
-    _p("obj_pp_to_iobj_pp", "PP in Indirect Obj", _PR, _STR, True, "phrase", "iobj"),
-    _p("obj_rc_to_subj_rc", "RC in Subj", _PR, _STR, True, "phrase", "subj"),
-    _p("obj_rc_to_iobj_rc", "RC in Indirect Obj", _PR, _STR, True, "phrase", "iobj"),
-    _p("obj_adj_to_subj_adj", "Adj in Subj", _PR, _STR, True, "phrase", "subj"),
-    _p("obj_adj_to_iobj_adj", "Adj in Indirect Obj", _PR, _STR, True, "phrase", "iobj"),
-    _p("cp_recursion_shallower", "CP recursion shallower", _RD, _STR, False, "", size=1000),
-    _p("cp_recursion_deeper", "CP recursion deeper", _RD, _STR, False, "", size=1000),
-    _p("pp_recursion_shallower", "PP recursion shallower", _RD, _STR, True, "phrase"),
-    _p("pp_recursion_deeper", "PP recursion deeper", _RD, _STR, True, "phrase"),
-    _p("ce_recursion_shallower", "CE recursion shallower", _RD, _STR, False, ""),
-    _p("ce_recursion_deeper", "CE recursion deeper", _RD, _STR, False, ""),
-    _p("adj_recursion_shallower", "Adj recursion shallower", _RD, _STR, True, "phrase"),
-    _p("adj_recursion_deeper", "Adj recursion deeper", _RD, _STR, True, "phrase"),
-    _p("iobj_extracted_rc", "Indirect Obj-extracted RC", _GP, _STR, True, "phrase"),
-    _p("iobj_extracted_wh", "Indirect Obj-extracted wh-question", _GP, _STR, False, "",
-       size=1000),
-    _p("wh_active_subject", "Active Subject", _WH, _STR, False, "", size=1000),
-    _p("wh_passive_subject", "Passive Subject", _WH, _STR, False, "", size=1000),
-    _p("wh_dobj_ditransitive", "Direct Obj, Ditransitive", _WH, _STR, False, "", size=1000),
-    _p("wh_subject_with_pp", "Subject with PP", _WH, _STR, False, "", size=1000),
-    _p("wh_long_movement", "Long Movement", _WH, _STR, False, "", size=1000),
-))
-
 
 _GROUPS = {"Lexical": _LEX, "Lex. + Mor.": _MOR, "Structural": _STR}
 _ROLES = {"modified_subject": "subj", "modified_recipient": "iobj"}
 
 
-def table_from_generator() -> "OrderedDict[str, PatternInfo] | None":
-    """:data:`PATTERNS` from the generator's table (None when it cannot be imported)."""
-    try:
-        from compsuite.data_prep.sget import patterns as G
-    except ImportError:
-        return None
+def table_from_generator() -> "OrderedDict[str, PatternInfo]":
+    """The generator's pattern table (``data_prep/sget/patterns.py``, the one source of
+    truth: names, Table 10 labels, Table 3 groups, sizes) with what partial match
+    checks: the target noun (primitive substitution), the target verb (structural and
+    tense alternations) or the target phrase and its role (the structural patterns)."""
+    from compsuite.data_prep.sget import patterns as G
+
     out: OrderedDict = OrderedDict()
     for p in G.PATTERNS:
         target, role = "", ""
@@ -147,7 +83,7 @@ def table_from_generator() -> "OrderedDict[str, PatternInfo] | None":
     return out
 
 
-PATTERNS: "OrderedDict[str, PatternInfo]" = table_from_generator() or BUILTIN_PATTERNS
+PATTERNS: "OrderedDict[str, PatternInfo]" = table_from_generator()
 
 def _key(name: str) -> str:
     return re.sub(r"[\s\-]+", "_", name.strip().lower())
@@ -235,18 +171,6 @@ def exact_match(hyps: Sequence[str], refs: Sequence[str]) -> ScoreResult:
 SEGMENTERS = ("sudachi",)
 
 
-def _versions(*names: str) -> dict:
-    from importlib import metadata
-
-    out = {}
-    for n in names:
-        try:
-            out[n] = metadata.version(n)
-        except metadata.PackageNotFoundError:
-            out[n] = None
-    return out
-
-
 def mecab_available() -> bool:
     """Whether sacreBLEU's ``ja-mecab`` tokeniser can run (mecab-python3 and ipadic)."""
     from importlib.util import find_spec
@@ -289,7 +213,7 @@ def bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str = "sudachi", *,
     if tokenize == "sudachi":
         h, r = segment(hyps, sudachi_mode, sudachi_dict), segment(refs, sudachi_mode, sudachi_dict)
         sb_tok = "none"
-        v = _versions("sudachipy", "sudachidict-core")
+        v = package_versions(("sudachipy", "sudachidict-core"))
         extra["seg"] = (f"sudachi-{sudachi_mode}-{sudachi_dict}-{v['sudachipy']}"
                         f"-dict{v['sudachidict-core']}")
     else:
