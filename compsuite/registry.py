@@ -88,7 +88,8 @@ class Run:
     ``args``: the toolkit's options (fairseq-train arguments; OpenNMT-py config keys,
     over the base file ``config``); ``profiles``: profile -> overrides (a mapping, or
     an OpenNMT-py YAML file); ``defaults``: the study's ``toolkit_defaults`` for this
-    toolkit, applied first."""
+    toolkit, applied first; ``gpu``: options added last when training on a GPU (e.g.
+    OpenNMT-py's ``model_dtype: fp16``), so one config serves CPU and GPU users."""
 
     name: str
     architecture: str
@@ -98,6 +99,7 @@ class Run:
     args: dict[str, Any] = field(default_factory=dict)
     profiles: dict[str, Any] = field(default_factory=dict)
     defaults: dict[str, Any] = field(default_factory=dict)
+    gpu: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -139,7 +141,8 @@ STUDY_KEYS = frozenset({"study", "include", "module", "title", "paper", "config_
                         "run_all", "architectures", "runs", "profiles", "generation",
                         "toolkit_defaults"})
 PROFILE_KEYS = frozenset({"description", "seeds", "runs", "jobs", "generation"})
-RUN_KEYS = frozenset({"architecture", "toolkit", "paper_setup", "config", "args", "profiles"})
+RUN_KEYS = frozenset({"architecture", "toolkit", "paper_setup", "config", "args", "profiles",
+                      "gpu"})
 
 
 def deep_merge(base: dict, over: dict) -> dict:
@@ -245,9 +248,11 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
             raise ConfigError(f"{at}: unknown toolkit '{toolkit}' (known: "
                               f"{', '.join(backend_names())}){near(toolkit, backend_names())}")
         overrides = check_keys(spec.get("profiles") or {}, profile_names, f"{at}.profiles")
+        gpu = mapping(spec.get("gpu") or {}, f"{at}.gpu")
         runs.register(run_name, Run(run_name, arch, toolkit, bool(spec.get("paper_setup", False)),
                                     spec.get("config"), dict(spec.get("args") or {}),
-                                    dict(overrides), dict(defaults.get(toolkit) or {})))
+                                    dict(overrides), dict(defaults.get(toolkit) or {}),
+                                    dict(gpu)))
     profiles: Registry[Profile] = Registry(f"profile of study '{name}'")
     for prof_name, spec in raw["profiles"].items():
         at = f"{where}: profiles.{prof_name}"

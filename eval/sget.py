@@ -206,8 +206,6 @@ def bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str = "sudachi", *,
     ``|seg:...`` and ``|norm:nfkc+nows``; ``details`` holds the n-gram precisions,
     brevity penalty and lengths.
     """
-    from sacrebleu.metrics import BLEU
-
     _check(hyps, refs)
     extra: dict = {"norm": "nfkc+nows"}
     if tokenize == "sudachi":
@@ -223,8 +221,16 @@ def bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str = "sudachi", *,
         h, r = [normalise(x) for x in hyps], [normalise(x) for x in refs]
         sb_tok = tokenize
         extra["seg"] = "none"
+    return _bleu_on(h, r, sb_tok, extra, tokenize)
+
+
+def _bleu_on(h: Sequence[str], r: Sequence[str], sb_tok: str, extra: Mapping[str, str],
+             tokenize: str) -> ScoreResult:
+    """sacreBLEU on already segmented/normalised lines (``extra`` ends the signature)."""
+    from sacrebleu.metrics import BLEU
+
     metric = BLEU(tokenize=sb_tok)
-    res = metric.corpus_score(h, [r])
+    res = metric.corpus_score(list(h), [list(r)])
     sig = metric.get_signature().format() + "".join(f"|{k}:{v}" for k, v in extra.items())
     return ScoreResult("bleu", res.score, len(h), sig, details={
         "precisions": res.precisions, "bp": res.bp, "sys_len": res.sys_len,
@@ -346,4 +352,116 @@ def parse_gen_info(lines: Iterable[str]) -> list[GenInfo]:
         target = detail[len("target="):] if detail.startswith("target=") else None
         depth = int(detail[len("depth="):]) if detail.startswith("depth=") else None
         out.append(GenInfo(cols[0], cols[1] == "1", target, depth))
+    return out
+
+
+# ----------------------------------------------------------------------------- one scored set
+def _longest_training_source(train_sources: Iterable[str], gen_sources: Sequence[str]) -> int:
+    """Table 7's "maximum length of the training set": the longest training source that
+    is not longer than every generalisation source.  With concatenation the training
+    set holds sentences made longer than any generalisation sentence (section 3.2.5);
+    they are left out, otherwise no generalisation sentence could be "Longer"."""
+    longest_gen = max(len(s.split()) for s in gen_sources)
+    lengths = [n for n in (len(s.split()) for s in train_sources) if n <= longest_gen]
+    return max(lengths, default=0)
+
+
+def score_set(hyps: Sequence[str], refs: Sequence[str], sources: Sequence[str],
+              patterns: Sequence[str], *, gen_info: Sequence[GenInfo] | None = None,
+              partial: bool = True, train_sources: Sequence[str] | None = None,
+              bleu_tokenize: str = "sudachi", cache_dir=None, n_process: int = 1) -> dict:
+    """Everything the SGET tables need from one set of translations (a test or the
+    generalisation set), as plain data: ``n``, ``exact_match`` (a fraction),
+    ``bleu`` (``score`` and ``signature``) and, when the lines carry generalisation
+    patterns, ``per_pattern`` and ``by_group`` (exact match, BLEU, partial match),
+    ``by_cp`` (Table 11: each pattern whose lines fall both inside and outside a
+    complement clause) and ``by_length`` (Table 7: each pattern with sources at least as
+    long as the longest training source, from ``train_sources``).
+
+    Partial match (``partial``, GiNZA; needs ``gen_info`` for the target words) is
+    scored on the patterns Table 10 scores, once for all lines; ``partial_match`` is
+    over every scored line, ``partial_signature`` names GiNZA, ja-ginza, spaCy and
+    Sudachi.  Exact and partial match are fractions here (the report prints percent),
+    BLEU is in BLEU points."""
+    n = _check(hyps, refs, ("sources", sources), ("patterns", patterns))
+    if gen_info is not None and len(gen_info) != n:
+        raise ValueError(f"{len(gen_info)} gen_info lines for {n} hypotheses")
+    ok = exact_matches(hyps, refs)
+    if bleu_tokenize == "sudachi":
+        v = package_versions(("sudachipy", "sudachidict-core"))
+        h_seg, r_seg = segment(hyps), segment(refs)
+        sb_tok = "none"
+        extra = {"norm": "nfkc+nows",
+                 "seg": f"sudachi-C-core-{v['sudachipy']}-dict{v['sudachidict-core']}"}
+    else:
+        if bleu_tokenize == "ja-mecab" and not mecab_available():
+            raise ValueError("bleu_tokenize='ja-mecab' needs mecab-python3 and ipadic")
+        h_seg, r_seg = [normalise(x) for x in hyps], [normalise(x) for x in refs]
+        sb_tok, extra = bleu_tokenize, {"norm": "nfkc+nows", "seg": "none"}
+
+    def bleu_of(idx: Sequence[int]) -> float:
+        return _bleu_on([h_seg[i] for i in idx], [r_seg[i] for i in idx], sb_tok, extra,
+                        bleu_tokenize).score
+
+    overall = _bleu_on(h_seg, r_seg, sb_tok, extra, bleu_tokenize)
+    out: dict = {"n": n, "exact_match": sum(ok) / n, "exact_signature": exact_signature(),
+                 "bleu": {"score": overall.score, "signature": overall.signature}}
+    if all(p == IN_DISTRIBUTION for p in patterns):
+        return out
+
+    matches: list = [None] * n
+    if partial:
+        if gen_info is None:
+            raise ValueError("partial match needs the generator's gen_info (target words)")
+        from compsuite.eval import sget_partial
+
+        targets = sget_partial.japanese_targets([g.target for g in gen_info], refs)
+        res = sget_partial.partial_match(hyps, refs, patterns, targets, cache_dir=cache_dir,
+                                         n_process=n_process)
+        matches = res.matches
+        out["partial_match"] = None if res.score is None else res.score / 100.0
+        out["partial_n"] = res.n
+        out["partial_signature"] = res.signature
+        out["partial_not_scored"] = res.reasons
+
+    def cell(idx: Sequence[int]) -> dict:
+        scored = [matches[i] for i in idx if matches[i] is not None]
+        return {"exact_match": sum(ok[i] for i in idx) / len(idx), "bleu": bleu_of(idx),
+                "partial_match": sum(scored) / len(scored) if scored else None,
+                "n": len(idx)}
+
+    def groups(keys: Sequence[Hashable]) -> "OrderedDict[Hashable, list[int]]":
+        g: OrderedDict = OrderedDict()
+        for i, k in enumerate(keys):
+            g.setdefault(k, []).append(i)
+        return g
+
+    by_pattern = groups(patterns)
+    order = [p for p in PATTERNS if p in by_pattern] + sorted(
+        p for p in by_pattern if p not in PATTERNS)
+    out["per_pattern"] = OrderedDict((p, cell(by_pattern[p])) for p in order)
+    by_grp = groups(group_of(patterns))
+    out["by_group"] = OrderedDict((k, cell(v)) for k, v in by_grp.items())
+    inside = ([g.in_cp for g in gen_info] if gen_info is not None
+              else [in_cp(s) for s in sources])
+    out["by_cp"] = OrderedDict()
+    for p in order:
+        idx = by_pattern[p]
+        yes = [i for i in idx if inside[i]]
+        no = [i for i in idx if not inside[i]]
+        if yes and no:
+            out["by_cp"][p] = {"in_cp": cell(yes), "not_in_cp": cell(no)}
+    if train_sources is not None:
+        longest = _longest_training_source(train_sources, sources)
+        out["max_train_length"] = longest
+        out["by_length"] = OrderedDict()
+        for p in order:
+            idx = by_pattern[p]
+            keys = length_keys([sources[i] for i in idx], longest)
+            longer = [i for i, k in zip(idx, keys) if k == "longer"]
+            shorter = [i for i, k in zip(idx, keys) if k == "shorter"]
+            if longer:
+                out["by_length"][p] = {"longer": cell(longer)}
+                if shorter:
+                    out["by_length"][p]["shorter"] = cell(shorter)
     return out

@@ -39,6 +39,9 @@ class Dataset:
     splits: tuple[str, ...] = ("train", "valid", "test")
     label: str = ""
     formats: dict[str, Path] = field(default_factory=dict)
+    #: test splits may hold tokens the training split lacks (open-vocabulary subwords:
+    #: the toolkit maps them to its unknown token) instead of that being an error
+    allow_unknown: bool = False
 
     @property
     def raw(self) -> Path:
@@ -89,6 +92,11 @@ class Backend:
 
     def read_predictions(self, path: Path, data: Dataset, split: str):
         raise NotImplementedError
+
+    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
+        """The checkpoints a training left in ``run_dir``, as (step, path) in step
+        order (for a study that selects one itself)."""
+        raise ConfigError(f"the {self.name} backend does not list its checkpoints")
 
     def load(self, checkpoint: str | Path, data: Dataset | None, kind: str = "translator",
              generation: dict | None = None):

@@ -30,7 +30,7 @@ class FairseqBackend(Backend):
 
     def write_data(self, data: Dataset) -> Path:
         out = data.root / self.data_folder
-        write_fairseq(data.raw, out, splits=data.splits)
+        write_fairseq(data.raw, out, splits=data.splits, allow_unknown=data.allow_unknown)
         return out
 
     def before_threads(self) -> None:
@@ -55,6 +55,8 @@ class FairseqBackend(Backend):
         args.update(seed=seed, save_dir=str(run_dir / "checkpoints"))
         if not cuda_available():
             args["cpu"] = True
+        else:
+            args = merge(args, run.gpu)
         h = config_hash(args)
         done = begin_run(run_dir, h)
         if done is not None:

@@ -5,7 +5,7 @@ in-process translation through the translator protocol.
 The config is merged, each layer over the one before (a value of ``null`` removes a
 key): the study's ``toolkit_defaults.onmt``, the run's base file (``config``,
 relative to the checkout), the run's ``args``, its profile override (a mapping or a
-YAML file), then a test's options.  The suite then fills in the dataset: the paths of
+YAML file), on a GPU the run's ``gpu`` options, then a test's options.  The suite then fills in the dataset: the paths of
 ``data.corpus_1`` (training) and ``data.valid`` are set, while every other key of
 those entries (``transforms``, ``weight``, ...) and any other corpus the config
 declares are kept.  The vocabularies, ``save_model`` and ``seed`` are set likewise.
@@ -48,8 +48,12 @@ class OnmtBackend(Backend):
 
     def write_data(self, data: Dataset) -> Path:
         out = data.root / self.data_folder
-        write_onmt(data.raw, out, splits=data.splits)
+        write_onmt(data.raw, out, splits=data.splits, allow_unknown=data.allow_unknown)
         return out
+
+    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
+        return [(int(re.search(r"_step_(\d+)\.pt$", p.name).group(1)), p)
+                for p in checkpoints(run_dir)]
 
     def config(self, run, profile: str, data: Dataset, run_dir: Path, seed: int) -> dict:
         """The complete onmt_train config of a run in a profile (before a test's options)."""
@@ -79,6 +83,7 @@ class OnmtBackend(Backend):
         if cuda_available():
             cfg.setdefault("world_size", 1)
             cfg.setdefault("gpu_ranks", [0])
+            cfg = merge(cfg, run.gpu)
         return cfg
 
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,

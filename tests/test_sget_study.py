@@ -1,0 +1,207 @@
+"""The SGET study on the study interface: its YAML keys, its plan, the data folders,
+checkpoint selection by development exact match, the scorer behind `compsuite eval sget
+score`, and the generic pieces it added (a run's `gpu:` options, open-vocabulary
+datasets)."""
+import json
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from compsuite.data_prep.common.io import DataError, read_lines, write_lines
+from compsuite.errors import ConfigError
+from compsuite.registry import EXPERIMENTS_DIR, get_study, load_study
+
+SGET_YAML = EXPERIMENTS_DIR / "sget.yaml"
+
+
+def study_with(tmp_path, edit):
+    """The SGET study with its YAML edited by ``edit(raw)`` (written beside a copy of
+    _base.yaml, so the error names that file)."""
+    raw = yaml.safe_load(SGET_YAML.read_text())
+    edit(raw)
+    shutil.copy(EXPERIMENTS_DIR / "_base.yaml", tmp_path / "_base.yaml")
+    path = tmp_path / "sget.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return load_study(path)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda r: r["profiles"]["quick"].update(parts={"mainn": {}}), "unknown part 'mainn'"),
+    (lambda r: r["profiles"]["quick"]["data"].update(scale=1.5), "data.scale"),
+    (lambda r: r["profiles"]["quick"]["data"].update(sede=1), "unknown key 'sede'"),
+    (lambda r: r["profiles"]["quick"]["data"].update(ja_vocab=0), "data.ja_vocab"),
+    (lambda r: r["profiles"]["paper"]["data"].update(released="/x"), "released"),
+    (lambda r: r["profiles"]["quick"]["parts"].update(main={"runs": ["gru-onmt"]}),
+     "unknown run 'gru-onmt'"),
+    (lambda r: r["profiles"]["quick"]["parts"].update(main={"seeds": []}), "seeds"),
+    (lambda r: r["profiles"]["quick"].update(selection={"keep": "last"}), "selection.keep"),
+    (lambda r: r["runs"]["lstm-onmt"].update(gpu=["fp16"]), "runs.lstm-onmt.gpu"),
+])
+def test_bad_yaml_names_the_file_and_key(tmp_path, edit, message):
+    with pytest.raises(ConfigError) as e:
+        study_with(tmp_path, edit)
+    assert str(tmp_path / "sget.yaml") in str(e.value) and message in str(e.value)
+
+
+def test_plan_parts_with_their_own_runs_and_seeds():
+    study = get_study("sget")
+    paper = study.plan(study.profile("paper"))
+    assert {u.part for u in paper} == {"main", "no_restrictions", "no_concatenation"}
+    main = [u for u in paper if u.part == "main"]
+    assert len(main) == 10 and {u.seed for u in main} == {1, 2, 3, 4, 5}
+    ablations = [u for u in paper if u.part != "main"]
+    assert {u.run for u in ablations} == {"transformer-onmt"} and len(ablations) == 10
+    assert all(u.dataset == u.part and u.path == f"{u.part}/{u.run}/seed{u.seed}"
+               for u in paper)
+    assert [u.path for u in study.plan(study.profile("quick"))] == [
+        "main/transformer-onmt/seed1"]
+    assert set(study.parts(study.profile("paper"))) == {"main", "no_restrictions",
+                                                        "no_concatenation"}
+
+
+def test_paper_runs_keep_the_authors_settings_and_add_fp16_on_a_gpu(tmp_path, monkeypatch):
+    from compsuite.toolkits import Dataset, onmt
+
+    study = get_study("sget")
+    data = Dataset(tmp_path, ("train", "valid"), formats={"onmt": tmp_path})
+    run = study.run("transformer-onmt")
+    monkeypatch.setattr(onmt, "cuda_available", lambda: False)
+    cpu = onmt.BACKEND.config(run, "paper", data, tmp_path / "run", 1)
+    assert "model_dtype" not in cpu
+    assert (cpu["max_relative_positions"], cpu["learning_rate"], cpu["batch_size"],
+            cpu["accum_count"], cpu["train_steps"], cpu["save_checkpoint_steps"],
+            cpu["label_smoothing"], cpu["param_init_glorot"]) == (
+        20, 0.0001, 256, [4], 70000, 1000, 0.0, True)
+    monkeypatch.setattr(onmt, "cuda_available", lambda: True)
+    gpu = onmt.BACKEND.config(run, "paper", data, tmp_path / "run", 1)
+    assert gpu["model_dtype"] == "fp16" and gpu["gpu_ranks"] == [0]
+    quick = onmt.BACKEND.config(run, "quick", data, tmp_path / "run", 1)
+    assert quick["hidden_size"] < 512 and quick["max_relative_positions"] == 20
+
+
+def test_open_vocabulary_datasets_reach_the_writers(tmp_path, monkeypatch):
+    from compsuite.toolkits import Dataset, fairseq, onmt
+
+    seen = {}
+    monkeypatch.setattr(onmt, "write_onmt", lambda *a, **k: seen.update(onmt=k))
+    monkeypatch.setattr(fairseq, "write_fairseq", lambda *a, **k: seen.update(fairseq=k))
+    onmt.BACKEND.write_data(Dataset(tmp_path, allow_unknown=True))
+    fairseq.BACKEND.write_data(Dataset(tmp_path))
+    assert seen["onmt"]["allow_unknown"] is True and seen["fairseq"]["allow_unknown"] is False
+
+
+# ----------------------------------------------------------------------------- checkpoint selection
+class FakeBackend:
+    """Checkpoints at steps 10, 20, 30 whose development translations are right for
+    1, 3 and 3 of 4 lines (a tie: the earliest wins)."""
+
+    def __init__(self, run_dir, refs, right):
+        self.run_dir, self.refs, self.right = run_dir, refs, right
+        self.calls = []
+        (run_dir / "checkpoints").mkdir(parents=True)
+        for step in right:
+            (run_dir / "checkpoints" / f"model_step_{step}.pt").write_text("x")
+
+    def checkpoints(self, run_dir):
+        return sorted((int(p.stem.rsplit("_", 1)[1]), p)
+                      for p in (run_dir / "checkpoints").glob("*.pt"))
+
+    def predict(self, trained, data, split, generation, out_dir, show=True):
+        step = int(Path(trained["checkpoint"]).stem.rsplit("_", 1)[1])
+        self.calls.append(step)
+        hyps = [" ".join(r) if i < self.right[step] else "間違い"
+                for i, r in enumerate(self.refs)]   # pieces separated by spaces
+        write_lines(out_dir / "pred.txt", hyps)
+        return out_dir / "pred.txt"
+
+
+def test_checkpoint_selection_by_dev_exact_match_resumes_and_prunes(tmp_path):
+    from compsuite.studies.sget import select_checkpoint
+
+    refs = ["猫が走った。", "犬が寝た。", "鳥が鳴いた。", "魚が泳いだ。"]
+    write_lines(tmp_path / "data" / "encoded" / "raw" / "dev.ja", refs)
+    run_dir = tmp_path / "run"
+    backend = FakeBackend(run_dir, refs, {10: 1, 20: 3, 30: 3})
+    ctx = SimpleNamespace(backend=backend, run_dir=run_dir, data=SimpleNamespace(
+        root=tmp_path / "data"), generation={}, show=False)
+    sel = select_checkpoint(ctx)
+    assert sel["by_step"] == {"10": 0.25, "20": 0.75, "30": 0.75}
+    assert sel["best_step"] == 20 and sel["checkpoint"].endswith("model_step_20.pt")
+    assert json.loads((run_dir / "selection.json").read_text())["by_step"]["20"] == 0.75
+    # stored scores are not computed again; a new checkpoint is
+    (run_dir / "checkpoints" / "model_step_40.pt").write_text("x")
+    backend.right[40] = 4
+    sel = select_checkpoint(ctx, keep="best")
+    assert backend.calls == [10, 20, 30, 40] and sel["best_step"] == 40
+    assert [p.name for p in (run_dir / "checkpoints").iterdir()] == ["model_step_40.pt"]
+    # the best checkpoint deleted by hand: an error, not a silent other choice
+    (run_dir / "checkpoints" / "model_step_40.pt").unlink()
+    (run_dir / "checkpoints" / "model_step_50.pt").write_text("x")
+    backend.right[50] = 0
+    with pytest.raises(DataError, match="step 40"):
+        select_checkpoint(ctx)
+
+
+# ----------------------------------------------------------------------------- scoring
+@pytest.fixture(scope="module")
+def tiny_data(tmp_path_factory):
+    from compsuite.data_prep.sget.generate import generate
+
+    out = tmp_path_factory.mktemp("sget_tiny")
+    generate(out, seed=3, scale=0.005, show=False)
+    return out
+
+
+def test_score_set_copies_and_breaks_down(tiny_data):
+    from compsuite.data_prep.sget.preprocess import read_released
+    from compsuite.eval.sget import parse_gen_info, score_set
+
+    rows = read_released(tiny_data / "gen.txt")
+    info = parse_gen_info(read_lines(tiny_data / "gen_info.tsv"))
+    refs = [r.japanese for r in rows]
+    hyps = list(refs)
+    hyps[0] = "まったく違う文です。"
+    res = score_set(hyps, refs, [r.english for r in rows], [r.pattern for r in rows],
+                    gen_info=info, partial=False,
+                    train_sources=[r.english for r in read_released(tiny_data / "train.txt")])
+    n = len(rows)
+    assert res["n"] == n and res["exact_match"] == pytest.approx((n - 1) / n)
+    assert "tok:none" in res["bleu"]["signature"] and "seg:sudachi-C-core" in res[
+        "bleu"]["signature"]
+    first = rows[0].pattern
+    cell = res["per_pattern"][first]
+    k = sum(r.pattern == first for r in rows)
+    assert cell["n"] == k and cell["exact_match"] == pytest.approx((k - 1) / k)
+    assert cell["partial_match"] is None and "partial_match" not in res
+    assert all(c["exact_match"] == 1.0 for p, c in res["per_pattern"].items() if p != first)
+    assert sum(c["n"] for c in res["per_pattern"].values()) == n
+    assert sum(c["n"] for c in res["by_group"].values()) == n
+    for p, split in res["by_cp"].items():
+        assert split["in_cp"]["n"] + split["not_in_cp"]["n"] == res["per_pattern"][p]["n"]
+    # Table 7: some deeper CP recursion is at least as long as the longest training
+    # sentence that is not a concatenation
+    assert res["max_train_length"] < max(len(r.english.split()) for r in read_released(
+        tiny_data / "train.txt"))
+    for p, split in res["by_length"].items():
+        assert split["longer"]["n"] + split.get("shorter", {"n": 0})["n"] == \
+            res["per_pattern"][p]["n"]
+
+
+def test_eval_sget_score_command(tiny_data, tmp_path, capsys):
+    from compsuite.cli import main
+
+    rows = read_lines(tiny_data / "test.txt")
+    hyps = tmp_path / "hyps.txt"
+    write_lines(hyps, [r.split("\t")[1] for r in rows])
+    assert main(["eval", "sget", "score", "--data", str(tiny_data), "--split", "test",
+                 "--hyps", str(hyps), "--out", str(tmp_path / "out")]) == 0
+    res = json.loads((tmp_path / "out" / "score.json").read_text())
+    assert res["exact_match"] == 1.0 and res["bleu"]["score"] == pytest.approx(100.0)
+    assert "per_pattern" not in res and "| all " in capsys.readouterr().out
+    write_lines(hyps, [r.split("\t")[1] for r in rows][:-1])
+    assert main(["eval", "sget", "score", "--data", str(tiny_data), "--split", "test",
+                 "--hyps", str(hyps)]) != 0
+    assert "translations for" in capsys.readouterr().err
