@@ -205,3 +205,4 @@ def test_eval_sget_score_command(tiny_data, tmp_path, capsys):
     assert main(["eval", "sget", "score", "--data", str(tiny_data), "--split", "test",
                  "--hyps", str(hyps)]) != 0
     assert "translations for" in capsys.readouterr().err
+

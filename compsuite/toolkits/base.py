@@ -191,7 +191,8 @@ def run_with_progress(cmd: list[str], log: Path, desc: str, total: int | None,
     rx = re.compile(step_pattern)
     log.parent.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=total, desc=desc, unit="step", disable=not show, leave=True)
-    with open(log, "a", encoding="utf-8") as fh:
+    # line-buffered: the log on disk follows the training (a user may tail it)
+    with open(log, "a", encoding="utf-8", buffering=1) as fh:
         fh.write(f"# {' '.join(cmd)}\n")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, bufsize=1,
