@@ -206,3 +206,67 @@ def test_eval_sget_score_command(tiny_data, tmp_path, capsys):
                  "--hyps", str(hyps)]) != 0
     assert "translations for" in capsys.readouterr().err
 
+
+# ----------------------------------------------------------------------------- paper configs
+@pytest.fixture(scope="module")
+def encoded_tiny(tmp_path_factory):
+    """The study's own data path at 0.5% scale: generated, Sudachi + BPE, OpenNMT-py
+    corpus and vocabularies."""
+    from compsuite.studies.sget import build_dataset
+    from compsuite.toolkits import get_backend
+
+    root = tmp_path_factory.mktemp("sget_data")
+    data = build_dataset(root, "main", scale=0.005, show=False)
+    data.formats["onmt"] = get_backend("onmt").write_data(data)
+    return data
+
+
+def test_data_folders_and_corpus(encoded_tiny):
+    from compsuite.data_prep.common.manifest import read_manifest
+
+    root = encoded_tiny.root
+    assert root.parts[-4:] == ("sget", "main", "scale0.005", "seed1")
+    m = read_manifest(encoded_tiny.raw)
+    assert m["generator"] == "sget.corpus" and set(m["counts"]) == set(encoded_tiny.splits)
+    # the corpus is the encoding: valid is the development set
+    assert read_lines(encoded_tiny.raw / "valid.tgt") == read_lines(root / "encoded" / "dev.ja")
+    assert read_lines(encoded_tiny.raw / "gen.src") == read_lines(root / "encoded" / "gen.en")
+    # a second preparation finds everything in place (no file rewritten)
+    from compsuite.studies.sget import build_dataset
+
+    before = {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+    build_dataset(root.parents[3], "main", scale=0.005, show=False)
+    after = {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+    assert before == after
+
+
+@pytest.mark.parametrize("run_name", ["transformer-onmt", "lstm-onmt"])
+def test_paper_config_runs_one_update(run_name, encoded_tiny, tmp_path):
+    """The paper's OpenNMT-py models (full size) load and train one update on tiny data
+    (256 sentences instead of 256 x 4, so the test stays short)."""
+    import subprocess
+
+    import torch
+
+    from compsuite.data_prep.common.writers import toolkit_command
+    from compsuite.toolkits import get_backend
+    from compsuite.torch_compat import allow_toolkit_checkpoints
+
+    run = get_study("sget").run(run_name)
+    cfg = get_backend("onmt").config(run, "paper", encoded_tiny, tmp_path, seed=1)
+    cfg.update(train_steps=1, valid_steps=1000, save_checkpoint_steps=1, report_every=1,
+               accum_count=[1], bucket_size=512, num_workers=0)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    r = subprocess.run(toolkit_command("onmt_train") + ["-config", str(tmp_path / "config.yaml")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    allow_toolkit_checkpoints()
+    opt = torch.load(tmp_path / "checkpoints" / "model_step_1.pt", map_location="cpu")["opt"]
+    want = {"transformer-onmt": {"enc_layers": 6, "dec_layers": 6, "heads": 8,
+                                 "hidden_size": 512, "transformer_ff": 2048,
+                                 "max_relative_positions": 20},
+            "lstm-onmt": {"enc_layers": 4, "dec_layers": 4, "rnn_type": "LSTM",
+                          "global_attention": "dot", "hidden_size": 512}}[run_name]
+    assert {k: getattr(opt, k) for k in want} == want
+    assert (opt.learning_rate, opt.optim, opt.batch_size, opt.label_smoothing) == (
+        0.0001, "adam", 256, 0.0)
