@@ -207,7 +207,7 @@ def require(d: dict, key: str, where: str):
     return d[key]
 
 
-def _seeds(value: Any, where: str) -> list[int]:
+def seed_list(value: Any, where: str) -> list[int]:
     if not isinstance(value, list) or not value or not all(
             isinstance(s, int) and not isinstance(s, bool) for s in value):
         raise ConfigError(f"{where}: seeds must be a non-empty list of integers, not {value!r}")
@@ -268,7 +268,7 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
                               f"(beam, batch_size, max_length), got {generation!r}")
         options = {k: v for k, v in spec.items() if k not in PROFILE_KEYS}
         profiles.register(prof_name, Profile(prof_name, spec.get("description", ""),
-                                             _seeds(spec.get("seeds", [1]), at),
+                                             seed_list(spec.get("seeds", [1]), at),
                                              list(prof_runs), jobs, options, dict(generation)))
     return StudySpec(name, raw.get("title", name), raw.get("paper", ""),
                      int(raw.get("config_version", 1)),

@@ -207,6 +207,14 @@ def bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str = "sudachi", *,
     brevity penalty and lengths.
     """
     _check(hyps, refs)
+    return _bleu_on(*_bleu_inputs(hyps, refs, tokenize, sudachi_mode, sudachi_dict), tokenize)
+
+
+def _bleu_inputs(hyps: Sequence[str], refs: Sequence[str], tokenize: str,
+                 sudachi_mode: str = "C", sudachi_dict: str = "core"
+                 ) -> tuple[list[str], list[str], str, dict]:
+    """Both sides prepared for sacreBLEU: (hyps, refs, sacreBLEU tokeniser, what ends the
+    signature), as :func:`bleu` describes."""
     extra: dict = {"norm": "nfkc+nows"}
     if tokenize == "sudachi":
         h, r = segment(hyps, sudachi_mode, sudachi_dict), segment(refs, sudachi_mode, sudachi_dict)
@@ -221,7 +229,7 @@ def bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str = "sudachi", *,
         h, r = [normalise(x) for x in hyps], [normalise(x) for x in refs]
         sb_tok = tokenize
         extra["seg"] = "none"
-    return _bleu_on(h, r, sb_tok, extra, tokenize)
+    return h, r, sb_tok, extra
 
 
 def _bleu_on(h: Sequence[str], r: Sequence[str], sb_tok: str, extra: Mapping[str, str],
@@ -387,17 +395,7 @@ def score_set(hyps: Sequence[str], refs: Sequence[str], sources: Sequence[str],
     if gen_info is not None and len(gen_info) != n:
         raise ValueError(f"{len(gen_info)} gen_info lines for {n} hypotheses")
     ok = exact_matches(hyps, refs)
-    if bleu_tokenize == "sudachi":
-        v = package_versions(("sudachipy", "sudachidict-core"))
-        h_seg, r_seg = segment(hyps), segment(refs)
-        sb_tok = "none"
-        extra = {"norm": "nfkc+nows",
-                 "seg": f"sudachi-C-core-{v['sudachipy']}-dict{v['sudachidict-core']}"}
-    else:
-        if bleu_tokenize == "ja-mecab" and not mecab_available():
-            raise ValueError("bleu_tokenize='ja-mecab' needs mecab-python3 and ipadic")
-        h_seg, r_seg = [normalise(x) for x in hyps], [normalise(x) for x in refs]
-        sb_tok, extra = bleu_tokenize, {"norm": "nfkc+nows", "seg": "none"}
+    h_seg, r_seg, sb_tok, extra = _bleu_inputs(hyps, refs, bleu_tokenize)
 
     def bleu_of(idx: Sequence[int]) -> float:
         return _bleu_on([h_seg[i] for i in idx], [r_seg[i] for i in idx], sb_tok, extra,

@@ -35,7 +35,7 @@ from pathlib import Path
 from compsuite.engine import Context, Unit
 from compsuite.data_prep.common.io import DataError
 from compsuite.errors import ConfigError
-from compsuite.registry import Profile, check_keys, mapping, near
+from compsuite.registry import Profile, check_keys, mapping, near, positive_int, seed_list
 from compsuite.studies.base import Study
 from compsuite.toolkits import Dataset
 
@@ -73,9 +73,7 @@ class SGET(Study):
                     0 < scale <= 1):
                 raise ConfigError(f"{at}.data.scale: a number in (0, 1], not {scale!r}")
             for key in ("seed", "en_vocab", "ja_vocab"):
-                v = data.get(key, 1)
-                if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                    raise ConfigError(f"{at}.data.{key}: a positive integer, not {v!r}")
+                positive_int(data.get(key, 1), f"{at}.data.{key}")
             parts = mapping(prof.options.get("parts") or {"main": None}, f"{at}.parts")
             for part, spec in parts.items():
                 if part not in PARTS:
@@ -90,11 +88,8 @@ class SGET(Study):
                         raise ConfigError(f"{at}.parts.{part}.runs: '{r}' is not an "
                                           "OpenNMT-py run (SGET selects checkpoints by "
                                           "their step)")
-                seeds = spec.get("seeds")
-                if seeds is not None and (not isinstance(seeds, list) or not seeds or not all(
-                        isinstance(s, int) and not isinstance(s, bool) for s in seeds)):
-                    raise ConfigError(f"{at}.parts.{part}.seeds: a non-empty list of "
-                                      f"integers, not {seeds!r}")
+                if spec.get("seeds") is not None:
+                    seed_list(spec["seeds"], f"{at}.parts.{part}.seeds")
             if data.get("released") and set(parts) != {"main"}:
                 raise ConfigError(f"{at}.data.released: the released data is the main "
                                   "benchmark only; parts must be just 'main'")
@@ -192,7 +187,7 @@ def build_dataset(data_root: Path, part: str, *, scale: float = 1.0, data_seed: 
                   released: str | None = None, show: bool = True) -> Dataset:
     """``DATA/sget/<part>/<size>/seed<D>/{text,encoded,raw}`` (see the module docstring),
     each step skipped when its manifest matches."""
-    from compsuite.data_prep.common.manifest import is_complete, read_manifest
+    from compsuite.data_prep.common.manifest import is_complete
     from compsuite.data_prep.sget import preprocess
     from compsuite.data_prep.sget.generate import GENERATOR, GENERATOR_VERSION, generate
 
@@ -223,8 +218,6 @@ def build_dataset(data_root: Path, part: str, *, scale: float = 1.0, data_seed: 
                                   ja_vocab=ja_vocab or preprocess.JA_VOCAB)
     data = Dataset(root, SPLITS, label, allow_unknown=True)
     write_corpus(encoded, data.raw, manifest)
-    if read_manifest(data.raw) is None:  # pragma: no cover - write_corpus writes it
-        raise DataError(f"{data.raw}: no manifest")
     return data
 
 
@@ -300,50 +293,20 @@ def select_checkpoint(ctx: Context, keep: str = "all") -> dict:
 
 # ----------------------------------------------------------------------------- compsuite data sget
 def add_data_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.data_prep.sget import generate as G
+    """The generator's, the translator's and the preprocessing's own options and
+    entry points, as ``compsuite data sget generate|translate|prepare``."""
+    from compsuite.data_prep.sget import generate, preprocess, translate
 
     sub = parser.add_subparsers(dest="action", required=True)
-    g = sub.add_parser("generate", help="train/dev/test/gen.txt (English, Japanese, pattern), "
-                                        "gen_info.tsv and manifest.json")
-    G.add_arguments(g)
-    g.set_defaults(func=G.run)
-    t = sub.add_parser("translate", help="rule-based English -> Japanese (stdin -> stdout)")
-    t.add_argument("--keep-going", action="store_true",
-                   help="write an empty line for a sentence that cannot be translated and "
-                        "count them on stderr (default: stop at the first, exit 2)")
-    t.set_defaults(func=cmd_translate)
-    p = sub.add_parser("prepare", help="Sudachi + sentencepiece BPE encoding for OpenNMT-py "
-                                       "(reproduces the released *_encoded_sp.txt)")
-    p.add_argument("--from-released", metavar="DIR",
-                   help="the authors' released train.txt, dev.txt, test.txt, gen.txt")
-    p.add_argument("--from-generated", metavar="DIR",
-                   help="a folder written by 'compsuite data sget generate'")
-    p.add_argument("--out", required=True)
-    p.add_argument("--en-vocab", type=int, default=None, help="English BPE pieces (300)")
-    p.add_argument("--ja-vocab", type=int, default=None, help="Japanese BPE pieces (650)")
-    p.add_argument("--force", action="store_true", help="redo a finished output folder")
-    p.set_defaults(func=cmd_prepare)
-
-
-def cmd_translate(a) -> int:
-    from compsuite.data_prep.sget.translate import translate_lines
-
-    return translate_lines(sys.stdin.readlines(), sys.stdout, sys.stderr, a.keep_going)
-
-
-def cmd_prepare(a) -> int:
-    from compsuite.data_prep.sget import preprocess
-
-    if bool(a.from_released) == bool(a.from_generated):
-        raise ConfigError("give one of --from-released DIR and --from-generated DIR")
-    m = preprocess.prepare(a.from_released or a.from_generated, a.out,
-                           from_released=a.from_released is not None,
-                           en_vocab=a.en_vocab or preprocess.EN_VOCAB,
-                           ja_vocab=a.ja_vocab or preprocess.JA_VOCAB, force=a.force)
-    counts = ", ".join(f"{s} {n}" for s, n in m["counts"].items() if s != "patterns")
-    print(f"{a.out}: {counts} lines; BPE pieces: en {m['statistics']['en']['pieces']}, "
-          f"ja {m['statistics']['ja']['pieces']}")
-    return 0
+    for name, module, help_ in (
+            ("generate", generate, "train/dev/test/gen.txt (English, Japanese, pattern), "
+                                   "gen_info.tsv and manifest.json"),
+            ("translate", translate, "rule-based English -> Japanese (stdin -> stdout)"),
+            ("prepare", preprocess, "Sudachi + sentencepiece BPE encoding for OpenNMT-py "
+                                    "(reproduces the released *_encoded_sp.txt)")):
+        p = sub.add_parser(name, help=help_)
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
 
 
 # ----------------------------------------------------------------------------- compsuite eval sget

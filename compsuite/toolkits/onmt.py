@@ -34,12 +34,14 @@ def load_yaml(path: Path) -> dict:
     return load_mapping(path, "a mapping of OpenNMT-py options")
 
 
+def checkpoint_step(path: Path) -> int:
+    """N of ``model_step_N.pt``."""
+    return int(re.search(r"_step_(\d+)\.pt$", path.name).group(1))
+
+
 def checkpoints(run_dir: Path) -> list[Path]:
     """``model_step_N.pt`` in step order."""
-    def step(p: Path) -> int:
-        return int(re.search(r"_step_(\d+)\.pt$", p.name).group(1))
-
-    return sorted((run_dir / "checkpoints").glob("model_step_*.pt"), key=step)
+    return sorted((run_dir / "checkpoints").glob("model_step_*.pt"), key=checkpoint_step)
 
 
 class OnmtBackend(Backend):
@@ -52,8 +54,7 @@ class OnmtBackend(Backend):
         return out
 
     def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
-        return [(int(re.search(r"_step_(\d+)\.pt$", p.name).group(1)), p)
-                for p in checkpoints(run_dir)]
+        return [(checkpoint_step(p), p) for p in checkpoints(run_dir)]
 
     def config(self, run, profile: str, data: Dataset, run_dir: Path, seed: int) -> dict:
         """The complete onmt_train config of a run in a profile (before a test's options)."""

@@ -329,12 +329,8 @@ def prepare(src_dir: str | Path, out_dir: str | Path, *, from_released: bool = T
 
 
 # ----------------------------------------------------------------------------- command line
-def main(argv: Sequence[str] | None = None) -> int:
-    """``compsuite data sget prepare --from-released DIR --out OUT``."""
-    ap = argparse.ArgumentParser(
-        prog="compsuite data sget prepare",
-        description="Sudachi + sentencepiece BPE preprocessing of SGET data for OpenNMT-py "
-                    "(reproduces the released *_encoded_sp.txt files).")
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options of ``compsuite data sget prepare``."""
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--from-released", metavar="DIR",
                      help="folder with the released train.txt, dev.txt, test.txt, gen.txt")
@@ -346,7 +342,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--ja-vocab", type=int, default=JA_VOCAB)
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--force", action="store_true", help="redo a finished output folder")
-    a = ap.parse_args(argv)
+
+
+def run(a: argparse.Namespace) -> int:
     manifest = prepare(a.from_released or a.from_generated, a.out,
                        from_released=a.from_released is not None, en_vocab=a.en_vocab,
                        ja_vocab=a.ja_vocab, seed=a.seed, splits=a.splits, force=a.force)
@@ -354,6 +352,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{a.out}: {counts} lines; BPE pieces: en {manifest['statistics']['en']['pieces']}, "
           f"ja {manifest['statistics']['ja']['pieces']}")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``compsuite data sget prepare --from-released DIR --out OUT``."""
+    ap = argparse.ArgumentParser(
+        prog="compsuite data sget prepare",
+        description="Sudachi + sentencepiece BPE preprocessing of SGET data for OpenNMT-py "
+                    "(reproduces the released *_encoded_sp.txt files).")
+    add_arguments(ap)
+    return run(ap.parse_args(argv))
 
 
 if __name__ == "__main__":

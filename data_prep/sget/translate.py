@@ -274,10 +274,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="compsuite data sget translate",
                                  description="Rule-based English-to-Japanese translation "
                                              "of SGET sentences (stdin to stdout).")
+    add_arguments(ap)
+    return run(ap.parse_args(argv))
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options of ``compsuite data sget translate``."""
     ap.add_argument("--keep-going", action="store_true",
                     help="write an empty line for a sentence that cannot be translated "
                          "and report their number on stderr (default: stop, exit 2)")
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     return translate_lines(sys.stdin.readlines(), sys.stdout, sys.stderr, args.keep_going)
 
 
