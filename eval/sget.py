@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 from compsuite.data_prep.common.manifest import package_versions
+from compsuite.threadcache import per_thread
 
 VERSION = "1"
 IN_DISTRIBUTION = "in_distribution"
@@ -178,7 +179,7 @@ def mecab_available() -> bool:
     return find_spec("MeCab") is not None and find_spec("ipadic") is not None
 
 
-@functools.lru_cache(maxsize=4)
+@per_thread
 def _sudachi(mode: str, dict_name: str):
     from sudachipy import Dictionary, SplitMode
 

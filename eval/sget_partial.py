@@ -73,7 +73,6 @@ argument frame of verbs and the trimming of derived phrases above.
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import time
@@ -82,6 +81,7 @@ from pathlib import Path
 from typing import Hashable, Iterable, Mapping, Sequence
 
 from compsuite.data_prep.common.io import atomic_open
+from compsuite.threadcache import per_thread
 
 from .sget import IN_DISTRIBUTION, PATTERNS, PatternInfo, normalise, pattern_info
 
@@ -358,7 +358,7 @@ def derive_phrase(toks: Sequence[Tok], role: str) -> tuple[int, int] | None:
 
 
 # ----------------------------------------------------------------------------- GiNZA
-@functools.lru_cache(maxsize=2)
+@per_thread
 def load_nlp(model: str = MODEL, parser_only: bool = False):
     """The GiNZA pipeline (all components, or only those the features use)."""
     import spacy

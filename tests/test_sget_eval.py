@@ -248,3 +248,35 @@ def test_partial_on_released_sentences():
     print({k: f"{sum(v)}/{len(v)}" for k, v in by.items()})
     assert all(by["copy"]) and not any(by["swap"])
     assert sum(by["other"]) >= 0.8 * len(by["other"])
+
+
+# ----------------------------------------------------------------------------- threads
+def test_scoring_from_parallel_threads():
+    """The engine scores units on worker threads (``--jobs``); a SudachiPy tokenizer (GiNZA's
+    too) shared between threads raises ``RuntimeError: Already borrowed``, so each thread
+    gets its own and two threads scoring at once give the serial results."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from compsuite.data_prep.sget import preprocess
+
+    main_tok = sget._sudachi("C", "core")
+    assert sget._sudachi("C", "core") is main_tok
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(sget._sudachi("C", "core")))
+    t.start()
+    t.join()
+    assert seen[0] is not main_tok
+    hyps, refs = HYPS * 400, REFS * 400
+    serial = sget.bleu(hyps, refs).score
+    segmented = preprocess.segment_ja(refs)
+    with ThreadPoolExecutor(2) as ex:
+        scores = list(ex.map(lambda _: sget.bleu(hyps, refs).score, range(4)))
+        segs = list(ex.map(lambda _: preprocess.segment_ja(refs), range(4)))
+    assert scores == [serial] * 4 and segs == [segmented] * 4
+    pm_args = (["シャーロットがゲームを膨らませる。", "エマがゲームを膨らませた。"] * 20,
+               ["エマがゲームを膨らませた。"] * 40, ["unacc_to_transitive"] * 40, [None] * 40)
+    serial_pm = sp.partial_match_naive(*pm_args).matches
+    with ThreadPoolExecutor(2) as ex:
+        pms = list(ex.map(lambda _: sp.partial_match_naive(*pm_args).matches, range(2)))
+    assert pms == [serial_pm] * 2

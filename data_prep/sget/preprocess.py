@@ -46,7 +46,6 @@ Public functions: :func:`read_released`, :func:`segment_ja`, :func:`split_punct_
 from __future__ import annotations
 
 import argparse
-import functools
 import io
 import re
 import sys
@@ -56,6 +55,7 @@ from typing import Iterable, Sequence
 
 from compsuite.data_prep.common.io import DataError, atomic_open, iter_lines, write_lines
 from compsuite.data_prep.common.manifest import is_complete, read_manifest, write_manifest
+from compsuite.threadcache import per_thread
 
 VERSION = "1"
 GENERATOR = "sget.preprocess"
@@ -113,7 +113,7 @@ def read_released(path: str | Path) -> list[Example]:
 
 
 # ----------------------------------------------------------------------------- pre-tokenisation
-@functools.lru_cache(maxsize=4)
+@per_thread
 def _sudachi(mode: str, dict_name: str):
     from sudachipy import Dictionary, SplitMode
 
