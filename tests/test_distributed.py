@@ -25,14 +25,20 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_two_fairseq_train_workers_with_user_dir(tiny_data, tmp_path):
+#: What a worker prints when it aborts at interpreter exit, after training: gloo's threads
+#: are torn down while joinable (fairseq never destroys the process group).  Seen once in
+#: CI on rank 1 with rank 0 finished; 0 of 25 repeats here reproduced it.
+TEARDOWN_ABORT = "terminate called without an active exception"
+
+
+def _train_two_workers(data, save_dir):
     port = _free_port()
-    args = [str(tiny_data.folder("fairseq")), "--user-dir", "fairseq_plugins",  # relative, as users write it
+    args = [str(data), "--user-dir", "fairseq_plugins",  # relative, as users write it
             "--task", "translation_seq_acc", "--eval-accuracy", "--cpu",
             "--distributed-world-size", "2", "--distributed-backend", "gloo",
             "--ddp-backend", "legacy_ddp", "--distributed-no-spawn",
             "--distributed-init-method", f"tcp://127.0.0.1:{port}",
-            "--save-dir", str(tmp_path / "ck"), "--max-update", "4"]
+            "--save-dir", str(save_dir), "--max-update", "4"]
     for k, v in TINY_FAIRSEQ.items():
         if k not in ("max_update",):
             args += ["--" + k.replace("_", "-"), str(v)]
@@ -40,12 +46,36 @@ def test_two_fairseq_train_workers_with_user_dir(tiny_data, tmp_path):
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for r in (0, 1)]
     outs = [p.communicate(timeout=240)[0] for p in procs]
-    for rank, (p, out) in enumerate(zip(procs, outs)):
-        assert p.returncode == 0, f"rank {rank}:\n{out[-3000:]}"
+    return [p.returncode for p in procs], outs
+
+
+def _aborted_at_exit(rcs, outs) -> bool:
+    """Rank 0 trained to the end and rank 1 only aborted in teardown (SIGABRT, gloo)."""
+    return (rcs[0] == 0 and "done training" in outs[0] and rcs[1] == -6
+            and outs[1].rstrip().endswith(TEARDOWN_ABORT))
+
+
+def test_two_fairseq_train_workers_with_user_dir(tiny_data, tmp_path):
+    save_dir = tmp_path / "ck"
+    rcs, outs = _train_two_workers(tiny_data.folder("fairseq"), save_dir)
+    if _aborted_at_exit(rcs, outs):  # the known exit-time race: one more try, not more
+        save_dir = tmp_path / "ck-retry"
+        rcs, outs = _train_two_workers(tiny_data.folder("fairseq"), save_dir)
+    for rank, (rc, out) in enumerate(zip(rcs, outs)):
+        assert rc == 0, f"rank {rank}:\n{out[-3000:]}"
     assert "initialized host" in outs[1] and "as rank 1" in outs[1]
     assert "training on 2 devices" in outs[0]
     assert "seq_acc" in outs[0]
-    assert (tmp_path / "ck" / "checkpoint_last.pt").is_file()
+    assert (save_dir / "checkpoint_last.pt").is_file()
+
+
+def test_teardown_abort_is_recognised_narrowly():
+    done = "... | INFO | fairseq_cli.train | done training in 3.1 seconds\n"
+    aborted = "... warnings ...\nterminate called without an active exception\n"
+    assert _aborted_at_exit([0, -6], [done, aborted])
+    assert not _aborted_at_exit([0, 1], [done, aborted])            # another exit status
+    assert not _aborted_at_exit([0, -6], ["no end\n", aborted])     # rank 0 did not finish
+    assert not _aborted_at_exit([0, -6], [done, "Traceback ...\n"])  # another failure
 
 
 def _register_in_fresh_process(user_dir: str, queue) -> None:
