@@ -45,6 +45,7 @@ setup(
         "compsuite": ["experiments/*.yaml"],
         "compsuite.eval.reports": ["paper_numbers/*.yaml"],
         "compsuite.data_prep.sget": ["*.tsv"],
+        "compsuite.data_prep.paradox": ["*.tsv"],
     },
     include_package_data=True,
     # Exact versions live in constraints.txt; scripts/setup_env.sh installs them.
