@@ -27,6 +27,7 @@ such released lines apart so a comparison can flag and count them.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from dataclasses import dataclass, replace
@@ -66,6 +67,7 @@ class Clause:
     nl_sg: str | None = None
     nl_pl: str | None = None
     name: str = ""
+    relative: bool = True          # a relative clause (die/dat first) or a PP ("met ...")
 
     def en(self, number: str) -> str:
         return self.en_pl if number == PL else self.en_sg
@@ -94,6 +96,7 @@ class Sentence:
     emb_subj: NP | None = None      # T6-8: the embedded subject
     emb_verb: Word | None = None     # T6-8 embedded verb; T9 and T10 the relative clause's
     pron: Word | None = None        # T10
+    question_verb: bool = False     # the main verb in its bare form (after 'Did')
 
     def with_np(self, slot: str, np: NP) -> "Sentence":
         return replace(self, **{slot: np})
@@ -111,28 +114,38 @@ def _en_verb(v: Word, number: str) -> str:
     return v.en(number)
 
 
-def english_tokens(s: Sentence) -> list[str]:
+def _main(s: Sentence, number: str) -> str:
+    """The main verb: agreeing, or its bare form (the plural) in a question."""
+    return s.verb.en(PL if s.question_verb else number)
+
+
+def english_tokens(s: Sentence, question: bool = False) -> list[str]:
+    """The sentence's words; ``question=True`` gives the yes/no question
+    (``Did the poet criticise the king ?``: ``Did`` and the main verb's bare form)."""
     t, n = s.template, s.subj.number
+    if question:
+        return ["Did"] + [w if i else w.lower() for i, w in
+                          enumerate(english_tokens(replace(s, question_verb=True))[:-1])] + ["?"]
     if t in (1, 2, 3):
         out = _en_np(s.subj)
         if t == 2:
             out += [s.adv.en()]
         if t == 3:
             out += [s.prep.en()] + _en_np(s.vehicle)
-        out += [_en_verb(s.verb, n)] + _en_np(s.obj)
+        out += [_main(s, n)] + _en_np(s.obj)
     elif t == 4:
-        out = _en_np(s.subj) + ["and"] + _en_np(s.subj2) + [_en_verb(s.verb, PL)] + _en_np(s.obj)
+        out = _en_np(s.subj) + ["and"] + _en_np(s.subj2) + [_main(s, PL)] + _en_np(s.obj)
     elif t == 5:
         out = (_en_np(s.subj) + ["of"] + _en_np(s.subj2, article=False) + [s.prep.en()]
-               + _en_np(s.vehicle) + [_en_verb(s.verb, n)] + _en_np(s.obj))
+               + _en_np(s.vehicle) + [_main(s, n)] + _en_np(s.obj))
     elif t in (6, 7, 8):
-        out = _en_np(s.subj) + ([s.adv.en()] if t == 7 else []) + [_en_verb(s.verb, n), "that"]
+        out = _en_np(s.subj) + ([s.adv.en()] if t == 7 else []) + [_main(s, n), "that"]
         out += _en_np(s.emb_subj) + [_en_verb(s.emb_verb, s.emb_subj.number)]
         out += [s.adv.en()] if t == 8 else []
     elif t == 9:
-        out = _en_np(s.subj) + ["that", _en_verb(s.emb_verb, n), _en_verb(s.verb, n)] + _en_np(s.obj)
+        out = _en_np(s.subj) + ["that", _en_verb(s.emb_verb, n), _main(s, n)] + _en_np(s.obj)
     elif t == 10:
-        out = (_en_np(s.subj) + ["that", _en_verb(s.emb_verb, n), s.pron.en(), _en_verb(s.verb, n)]
+        out = (_en_np(s.subj) + ["that", _en_verb(s.emb_verb, n), s.pron.en(), _main(s, n)]
                + _en_np(s.obj))
     else:
         raise ValueError(f"no template {t}")
@@ -156,8 +169,8 @@ def _nl_np(np: NP, *, before_verb: bool = False, article: bool = True) -> list[s
         nl = np.clause.nl(np.number)
         if nl is None:
             raise TemplateError(f"the clause {np.clause.en(np.number)!r} has no Dutch")
-        out += [relative_pronoun(np)] + nl.split()
-        if before_verb:
+        out += ([relative_pronoun(np)] if np.clause.relative else []) + nl.split()
+        if before_verb and np.clause.relative:
             out.append(",")
     return out
 
@@ -343,13 +356,17 @@ def _nps(words, numbers=(SG, PL)):
     return [NP(w, n) for w in words for n in numbers]
 
 
-def space(template: int, lex: Lexicon | None = None) -> list[Sentence]:
+def space(template: int, lex: Lexicon | None = None) -> tuple[Sentence, ...]:
     """Every sentence of a template, in a fixed order: subjects of either number, the
     elite object and the vehicle singular, the embedded subject plural; the two nouns of
     template 4 are different words of one number, the subject and embedded subject of
     templates 6-8 different words, and template 10's two verbs different verbs (as in
     every released line)."""
-    lex = lex or load()
+    return _space(template, lex or load())
+
+
+@functools.lru_cache(maxsize=32)
+def _space(template: int, lex: Lexicon) -> tuple[Sentence, ...]:
     people, elite = lex.of("people"), _nps(lex.of("elite"), (SG,))
     subjects, vehicles = _nps(people), _nps(lex.of("vehicle"), (SG,))
     trans, stative, intrans = lex.of("transitive"), lex.of("stative"), lex.of("intransitive")
@@ -390,7 +407,7 @@ def space(template: int, lex: Lexicon | None = None) -> list[Sentence]:
               if ev != v)
     else:
         raise ValueError(f"no template {template}")
-    return list(it)
+    return tuple(it)
 
 
 def sample(template: int, n: int, rng: random.Random, lex: Lexicon | None = None) -> list[Sentence]:

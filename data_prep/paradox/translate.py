@@ -23,6 +23,19 @@ from . import templates as T
 from .lexicon import LEXICON_PATH, load
 
 
+def translate_any(line: str, lex=None, clauses=()) -> str:
+    """A template sentence, or two joined as ``S1 , and S2 .`` (``S1 , en S2 .``)."""
+    parts = line.split(" , and ")
+    if len(parts) == 1:
+        return T.translate(line, lex, clauses)
+    if len(parts) != 2:
+        raise T.TemplateError(f"{line!r}: more than two conjuncts")
+    first = T.translate(parts[0] + " .", lex, clauses)[:-2]
+    second = parts[1]
+    second = T.translate(second[:1].upper() + second[1:], lex, clauses)
+    return f"{first} , en {second[:1].lower() + second[1:]}"
+
+
 def translate_lines(lines: Iterable[str], out: TextIO, err: TextIO, keep_going: bool = False,
                     lexicon: str | Path = LEXICON_PATH, origin: str = "<stdin>") -> int:
     lex = load(lexicon)
@@ -30,7 +43,7 @@ def translate_lines(lines: Iterable[str], out: TextIO, err: TextIO, keep_going: 
     for n, line in enumerate(lines, 1):
         line = line.rstrip("\n")
         try:
-            out.write(T.translate(line, lex) + "\n")
+            out.write(translate_any(line, lex) + "\n")
         except T.TemplateError as e:
             if not keep_going:
                 print(f"{origin}: line {n}: {e}", file=err)

@@ -1,0 +1,338 @@
+"""Paradox of compositionality (Dankers, Bruni and Hupkes 2022): the consistency and
+overgeneralisation metrics, pure functions over lists of strings.
+
+Every metric returns a :class:`Result` (score in [0, 1] as the paper's tables print it,
+the number of samples scored, per-sample outcomes, samples left out and why) with a
+signature naming its settings, like sacreBLEU's.  Translations are compared as words:
+whitespace-separated tokens (fairseq-generate's detokenised output and the rule-based
+Dutch already separate punctuation; :func:`words` splits punctuation off for other
+systems' outputs, so ``koning.`` and ``koning .`` are the same words).
+
+* **S -> NP VP** (section 4.1): the translations of a sentence and of the sentence with
+  one noun changed are consistent when they differ in exactly one word: word-level edit
+  distance 1 after mapping *het* to *de* and *dat* to *die* (the determiner and relative
+  pronoun a changed noun may legitimately change).  Identical translations are
+  inconsistent: the changed noun must show.
+* **S -> S CONJ S**: the second conjunct's translation, cut after the Dutch conjunction
+  ``en`` that joins the conjuncts (S1's own ``en``s skipped: template 4's coordinated
+  subject has one), must be identical in both translations.  A sample where either
+  translation lacks that conjunction is left out and counted (``missing_conjunction``).
+* **Substitutivity** (section 4.2): full-sentence consistency = the two translations are
+  identical after every Dutch translation of the synonym pair (Table 5's and any the
+  caller lists) is mapped to one form; synonym consistency = the words holding the
+  synonym's translation agree (see :func:`synonym_consistent`).
+* **Overgeneralisation** (section 4.3): a translation overgeneralises when it contains
+  one of the idiom's literal keywords (Table 7).  We match whole words (case-insensitive);
+  the authors matched substrings, so ``even`` fires inside ``geven``: ``match="substring"``
+  is their reading, and reports give both.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Sequence
+
+VERSION = "1"
+
+#: what a changed noun may change besides itself (section 4.1: "accounting for determiner
+#: changes"): het -> de, and the relative pronoun dat -> die
+NP_VP_NORMALISE = {"het": "de", "Het": "De", "dat": "die", "Dat": "Die"}
+CONJUNCTION = "en"
+
+_PUNCT = re.compile(r"([.,!?;:\"“”„()])")
+
+
+class LengthError(ValueError):
+    """Aligned inputs of different lengths."""
+
+
+@dataclass
+class Result:
+    metric: str
+    score: float | None          # share of scored samples that pass, in [0, 1]
+    n: int                       # samples scored
+    passed: int
+    signature: str
+    outcomes: list = field(default_factory=list)   # per sample: True / False / None (left out)
+    left_out: dict = field(default_factory=dict)   # reason -> count
+
+    def as_dict(self, with_outcomes: bool = False) -> dict:
+        d = asdict(self)
+        if not with_outcomes:
+            d.pop("outcomes")
+        return d
+
+
+def _result(metric: str, outcomes: list, signature: str, left_out: dict | None = None) -> Result:
+    scored = [o for o in outcomes if o is not None]
+    passed = sum(scored)
+    return Result(metric, passed / len(scored) if scored else None, len(scored), passed,
+                  signature, outcomes, dict(left_out or {}))
+
+
+def _check(*columns: Sequence, names: Sequence[str]) -> None:
+    lengths = [len(c) for c in columns]
+    if len(set(lengths)) > 1:
+        raise LengthError("different numbers of lines: " +
+                          ", ".join(f"{k} {n}" for n, k in zip(names, lengths)))
+
+
+def words(text: str) -> list[str]:
+    """Whitespace tokens, punctuation split off."""
+    return _PUNCT.sub(r" \1 ", text).split()
+
+
+def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
+    """Levenshtein distance over words (insertions, deletions, substitutions cost 1)."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+# ----------------------------------------------------------------------------- S -> NP VP
+def np_vp_signature() -> str:
+    return (f"metric:np_vp|consistent:word_edit_distance==1|norm:het>de,dat>die"
+            f"|tok:words+punct|version:{VERSION}")
+
+
+def np_vp_consistent(a: str, b: str) -> bool:
+    """The two translations differ in exactly one word, after het->de and dat->die."""
+    norm = [[NP_VP_NORMALISE.get(w, w) for w in words(t)] for t in (a, b)]
+    return edit_distance(*norm) == 1
+
+
+def np_vp_consistency(base: Sequence[str], changed: Sequence[str]) -> Result:
+    """S -> NP VP consistency over aligned translations of the original sentences and of
+    the sentences with one noun changed."""
+    _check(base, changed, names=("base", "changed"))
+    return _result("np_vp", [np_vp_consistent(a, b) for a, b in zip(base, changed)],
+                   np_vp_signature())
+
+
+# ----------------------------------------------------------------------------- S -> S CONJ S
+def conj_signature() -> str:
+    return (f"metric:s_conj_s|consistent:second_conjunct_identical|cut:after_en"
+            f"(skip_s1_en)|missing:left_out|tok:words+punct|version:{VERSION}")
+
+
+def conjuncts_to_skip(english: str) -> int:
+    """How many Dutch ``en`` belong to the first conjunct: the ``and``s of S1, the part of
+    ``S1 , and S2 .`` (or ``Did S1 , and did S2 ?``) before ``, and``."""
+    first = re.split(r"\s*,\s+and\s+", english, maxsplit=1)[0]
+    return words(first).count("and")
+
+
+def second_conjunct(translation: str, skip: int = 0) -> str | None:
+    """The words after the ``skip + 1``-th ``en`` (case-insensitive), or ``None`` when
+    there are not that many."""
+    ws = words(translation)
+    seen = 0
+    for i, w in enumerate(ws):
+        if w.lower() == CONJUNCTION:
+            if seen == skip:
+                return " ".join(ws[i + 1:])
+            seen += 1
+    return None
+
+
+def conj_consistency(base: Sequence[str], changed: Sequence[str],
+                     base_sources: Sequence[str] | None = None,
+                     changed_sources: Sequence[str] | None = None) -> Result:
+    """S -> S CONJ S consistency: the second conjunct's translation is identical in the
+    translations of ``S1 , and S2`` and of ``S1' , and S2`` (or ``S3 , and S2``).  Each
+    translation's first-conjunct ``en``s to skip are counted from its English source
+    (:func:`conjuncts_to_skip`); without sources none are skipped."""
+    _check(base, changed, names=("base", "changed"))
+    skips = []
+    for srcs, name in ((base_sources, "base sources"), (changed_sources, "changed sources")):
+        if srcs is None:
+            skips.append([0] * len(base))
+        else:
+            _check(base, srcs, names=("translations", name))
+            skips.append([conjuncts_to_skip(x) for x in srcs])
+    outcomes, missing = [], 0
+    for a, b, ka, kb in zip(base, changed, *skips):
+        ca, cb = second_conjunct(a, ka), second_conjunct(b, kb)
+        if ca is None or cb is None:
+            outcomes.append(None)
+            missing += 1
+        else:
+            outcomes.append(ca == cb)
+    return _result("s_conj_s", outcomes, conj_signature(),
+                   {"missing_conjunction": missing} if missing else {})
+
+
+# ----------------------------------------------------------------------------- substitutivity
+def substitutivity_signature(kind: str) -> str:
+    how = {"full": "full_sentence_identical", "synonym": "synonym_words_identical"}[kind]
+    return (f"metric:substitutivity_{kind}|consistent:{how}|norm:synonym_translations>one_form"
+            f"|tok:words+punct|version:{VERSION}")
+
+
+def _mark(translation: str, forms: Iterable[str], mark: str = "<SYN>") -> list[str]:
+    """Words with every occurrence of one of the synonym's Dutch ``forms`` (one or more
+    words, case-insensitive) replaced by ``mark``."""
+    ws = words(translation)
+    phrases = sorted({tuple(f.lower().split()) for f in forms if f.strip()}, key=len, reverse=True)
+    out, i = [], 0
+    while i < len(ws):
+        for p in phrases:
+            if tuple(w.lower() for w in ws[i:i + len(p)]) == p:
+                out.append(mark)
+                i += len(p)
+                break
+        else:
+            out.append(ws[i])
+            i += 1
+    return out
+
+
+def substitutivity_consistent(a: str, b: str, forms: Iterable[str]) -> bool:
+    """Full-sentence consistency: identical once the synonym's translations are one form."""
+    forms = list(forms)
+    return _mark(a, forms) == _mark(b, forms)
+
+
+def synonym_consistent(a: str, b: str, forms: Iterable[str]) -> bool:
+    """Synonym consistency: the words that translate the synonym agree.
+
+    When both translations contain one of the known ``forms``, that is the synonym's
+    translation and they agree.  Otherwise the words where the translations differ (the
+    differing stretch after their common prefix and suffix) hold the synonym's
+    translations: consistent when that stretch is empty, i.e. the translations are
+    identical (a translation that omits the synonym counts as consistent only if the rest
+    is the same, section 4.2), and inconsistent when it is not.
+    """
+    forms = list(forms)
+    ma, mb = _mark(a, forms), _mark(b, forms)
+    if "<SYN>" in ma and "<SYN>" in mb:
+        return True
+    return ma == mb
+
+
+def substitutivity(first: Sequence[str], second: Sequence[str],
+                   forms: Sequence[Iterable[str]] | Iterable[str]) -> dict[str, Result]:
+    """Both substitutivity scores over aligned translations of the sentences with the
+    first and with the second synonym.  ``forms``: the synonym pair's Dutch translations,
+    one collection for all samples or one per sample."""
+    _check(first, second, names=("first", "second"))
+    forms = list(forms)
+    per = forms if forms and not isinstance(forms[0], str) else [forms] * len(first)
+    _check(first, per, names=("translations", "forms"))
+    full = [substitutivity_consistent(a, b, f) for a, b, f in zip(first, second, per)]
+    syn = [synonym_consistent(a, b, f) for a, b, f in zip(first, second, per)]
+    return {"consistency": _result("substitutivity_full", full, substitutivity_signature("full")),
+            "synonym_consistency": _result("substitutivity_synonym", syn,
+                                           substitutivity_signature("synonym"))}
+
+
+# ----------------------------------------------------------------------------- overgeneralisation
+MATCHES = ("word", "substring")
+
+
+def overgeneralisation_signature(match: str) -> str:
+    return (f"metric:overgeneralisation|literal:any_keyword|match:{match}|case:insensitive"
+            f"|tok:words+punct|version:{VERSION}")
+
+
+def overgeneralised(translation: str, keywords: Iterable[str], match: str = "word") -> bool:
+    """Whether the translation holds a literal keyword: a whole word (``match="word"``,
+    ours) or anywhere inside the text (``"substring"``, the authors')."""
+    if match not in MATCHES:
+        raise ValueError(f"match: one of {', '.join(MATCHES)}, not {match!r}")
+    kws = [k.lower() for k in keywords if k.strip()]
+    if match == "substring":
+        low = translation.lower()
+        return any(k in low for k in kws)
+    ws = [w.lower() for w in words(translation)]
+    joined = " " + " ".join(ws) + " "
+    return any(f" {' '.join(k.split())} " in joined for k in kws)
+
+
+def overgeneralisation(translations: Sequence[str],
+                       keywords: Sequence[Iterable[str]] | Iterable[str],
+                       match: str = "word") -> Result:
+    """Share of translations with a literal keyword (Table 8's cells are the maximum of
+    this over training checkpoints)."""
+    keywords = list(keywords)
+    per = keywords if keywords and not isinstance(keywords[0], str) else [keywords] * len(translations)
+    _check(translations, per, names=("translations", "keywords"))
+    return _result(f"overgeneralisation_{match}",
+                   [overgeneralised(t, k, match) for t, k in zip(translations, per)],
+                   overgeneralisation_signature(match))
+
+
+# ----------------------------------------------------------------------------- test folders
+def _mean(values):
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def _group(samples, keys):
+    out = {}
+    for s in samples:
+        out.setdefault(tuple(s[k] for k in keys), []).append(s)
+    return out
+
+
+def score_test(test: str, inputs: Sequence[str], samples: Sequence[dict],
+               hyps: Sequence[str], *, synonym_forms: dict | None = None,
+               idiom_keywords: dict | None = None) -> dict:
+    """Score one built test (``compsuite data paradox tests``) from the translations of
+    its inputs (``hyps[i]`` translates ``inputs[i]``).
+
+    Returns ``cells``: one entry per data type, condition or item, and template, with the
+    score and counts; ``summary``: per data type and condition (or item) the mean over
+    templates (the paper's Figure 1 / Table 4 points) and the pooled score; and every
+    metric's signature."""
+    if len(hyps) != len(inputs):
+        raise LengthError(f"{len(inputs)} inputs but {len(hyps)} translations")
+    cells, signatures = [], {}
+
+    def cell(data, template, key, res: Result, extra=None):
+        signatures[res.metric] = res.signature
+        cells.append({"data": data, "template": template, "key": key, "metric": res.metric,
+                      "score": res.score, "n": res.n, "passed": res.passed,
+                      **({"left_out": res.left_out} if res.left_out else {}), **(extra or {})})
+
+    if test == "np_vp":
+        for (data, cond, t), ss in _group(samples, ("data", "condition", "template")).items():
+            cell(data, t, cond, np_vp_consistency([hyps[s["inputs"][0]] for s in ss],
+                                                  [hyps[s["inputs"][1]] for s in ss]))
+    elif test == "s_conj_s":
+        for (data, cond, t), ss in _group(samples, ("data", "condition", "template")).items():
+            cell(data, t, cond, conj_consistency(
+                [hyps[s["inputs"][0]] for s in ss], [hyps[s["inputs"][1]] for s in ss],
+                [inputs[s["inputs"][0]] for s in ss], [inputs[s["inputs"][1]] for s in ss]))
+    elif test == "substitutivity":
+        for (data, item, t), ss in _group(samples, ("data", "item", "template")).items():
+            forms = (synonym_forms or {}).get(item)
+            if forms is None:
+                raise KeyError(f"no Dutch forms for the synonym {item!r}")
+            res = substitutivity([hyps[s["inputs"][0]] for s in ss],
+                                 [hyps[s["inputs"][1]] for s in ss], forms)
+            cell(data, t, item, res["consistency"])
+            cell(data, t, item, res["synonym_consistency"])
+    elif test == "overgeneralisation":
+        for (data, item, t), ss in _group(samples, ("data", "item", "template")).items():
+            kws = (idiom_keywords or {}).get(item)
+            if kws is None:
+                raise KeyError(f"no keywords for the idiom {item!r}")
+            for match in MATCHES:
+                cell(data, t, item, overgeneralisation([hyps[s["inputs"][0]] for s in ss],
+                                                       kws, match))
+    else:
+        raise ValueError(f"unknown test {test!r}")
+    summary = []
+    for (data, key, metric), cs in _group(cells, ("data", "key", "metric")).items():
+        scored = [c for c in cs if c["score"] is not None]
+        n = sum(c["n"] for c in cs)
+        summary.append({"data": data, "key": key, "metric": metric,
+                        "mean_over_templates": _mean(c["score"] for c in scored),
+                        "pooled": sum(c["passed"] for c in cs) / n if n else None,
+                        "n": n, "templates": len(scored)})
+    return {"test": test, "cells": cells, "summary": summary, "signatures": signatures}
