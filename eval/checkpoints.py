@@ -53,7 +53,7 @@ def load_model(checkpoint: str | Path, data: str | Path | None = None,
     """A checkpoint of any toolkit as a translator or a classifier, by the backend of
     the toolkit that wrote it (``toolkit`` to say which).  ``data``: the folder in that
     toolkit's format the model was trained on (fairseq: its dictionaries);
-    ``generation``: ``batch_size``, ``max_length``."""
+    ``generation``: ``batch_size``, ``max_length``, ``beam``."""
     from compsuite.toolkits import Dataset, get_backend
 
     checkpoint = existing(checkpoint)

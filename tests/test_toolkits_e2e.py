@@ -18,8 +18,10 @@ from conftest import FAIRSEQ_TASK, TINY_ONMT
 GENERATION = {"beam": 1, "batch_size": 64}
 
 
-def _predict(toolkit, info, data, run_dir, split="test"):
-    return get_backend(toolkit).predict(info, data, split, GENERATION, run_dir, show=False)
+def _predict(toolkit, info, data, run_dir, split="test", beam=1):
+    return get_backend(toolkit).predict(info, data, split, {**GENERATION, "beam": beam},
+                                        run_dir / f"beam{beam}" if beam != 1 else run_dir,
+                                        show=False)
 
 
 def _score(toolkit, pred, data, split="test", breakdown=True):
@@ -87,19 +89,21 @@ def test_onmt_resumes_from_last_checkpoint(tiny_data, tmp_path):
     assert "model_step_6.pt" in log.split("# ")[-1]  # the second run loaded step 6
 
 
+@pytest.mark.parametrize("beam", [1, 5])
 @pytest.mark.parametrize("toolkit", ["fairseq", "onmt"])
-def test_translator_backend_matches_the_toolkit_command(toolkit, tiny_runs, tiny_data):
+def test_translator_backend_matches_the_toolkit_command(toolkit, beam, tiny_runs, tiny_data):
     """The in-memory backend gives exactly what fairseq-generate / onmt_translate give
-    (same checkpoint, same inputs in one batch-able list)."""
+    (same checkpoint, same inputs in one batch-able list), greedy and with beam 5."""
     from compsuite.eval.readers.predictions import read_fairseq_generate
     from compsuite.eval.translators import load_translator
 
     run, run_dir, info = tiny_runs[toolkit]
-    pred = _predict(toolkit, info, tiny_data, run_dir)
+    pred = _predict(toolkit, info, tiny_data, run_dir, beam=beam)
     expected = (read_fairseq_generate(pred).hypotheses if toolkit == "fairseq"
                 else pred.read_text().splitlines())
     before = sorted(p.name for p in Path.cwd().iterdir())
-    tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), batch_size=64)
+    tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), batch_size=64,
+                         beam=beam)
     srcs = (tiny_data.raw / "test.src").read_text().splitlines()
     assert tr.translate(srcs) == expected
     assert tr.calls == 1 and tr.batches >= 200 // 64

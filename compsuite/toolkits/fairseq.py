@@ -113,7 +113,8 @@ class FairseqBackend(Backend):
             from compsuite.eval.translators.fairseq_backend import FairseqTranslator
 
             return FairseqTranslator(Path(checkpoint), folder, batch,
-                                     generation.get("max_length", 512))
+                                     generation.get("max_length", 512),
+                                     beam=generation.get("beam", 1))
         if kind == "classifier":
             from compsuite.eval.classifiers.fairseq_backend import FairseqClassifier
 

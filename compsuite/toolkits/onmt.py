@@ -152,7 +152,7 @@ class OnmtBackend(Backend):
         from compsuite.eval.translators.onmt_backend import OnmtTranslator
 
         return OnmtTranslator(Path(checkpoint), generation.get("batch_size", 256),
-                              generation.get("max_length", 512))
+                              generation.get("max_length", 512), beam=generation.get("beam", 1))
 
 
 BACKEND = OnmtBackend()

@@ -46,11 +46,12 @@ def count_batches(translator, owner, method: str) -> None:
 
 def load_translator(checkpoint: str | Path, data: str | Path | None = None,
                     batch_size: int = 256, max_length: int = 512,
-                    toolkit: str | None = None) -> Translator:
+                    toolkit: str | None = None, beam: int = 1) -> Translator:
     """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
     folder (its dictionaries) for fairseq checkpoints; unused for OpenNMT-py, whose
-    checkpoints carry their vocabularies."""
+    checkpoints carry their vocabularies.  ``beam``: 1 (greedy, the default) or the beam
+    size (the paradox study translates with beam 5, as its authors did)."""
     from compsuite.eval.checkpoints import load_model
 
     return load_model(checkpoint, data, "translator", toolkit, batch_size=batch_size,
-                      max_length=max_length)
+                      max_length=max_length, beam=beam)

@@ -1,5 +1,5 @@
 """fairseq backend: fairseq's own hub interface (``GeneratorHubInterface``) over a
-checkpoint trained with ``--user-dir fairseq_plugins``; greedy decoding."""
+checkpoint trained with ``--user-dir fairseq_plugins``; greedy decoding unless ``beam`` > 1."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +7,7 @@ from pathlib import Path
 
 class FairseqTranslator:
     def __init__(self, checkpoint: Path, data: Path, batch_size: int = 256,
-                 max_length: int = 512):
+                 max_length: int = 512, beam: int = 1):
         from fairseq import hub_utils
 
         from compsuite.eval.checkpoints import load_fairseq
@@ -15,18 +15,18 @@ class FairseqTranslator:
         from .base import count_batches
 
         models, cfg, task = load_fairseq(checkpoint, data)
-        # Greedy decoding, and say so before the hub prepares the models: ConvS2S sizes its
+        # The beam (1: greedy), said before the hub prepares the models: ConvS2S sizes its
         # BeamableMM by cfg.generation.beam (5 by default) in prepare_for_inference_, and
-        # then fails on beam-1 batches ("shape '[256, 1, -1]' is invalid").
+        # then fails on batches of another beam ("shape '[256, 1, -1]' is invalid").
         from omegaconf import open_dict
 
         with open_dict(cfg):
-            cfg.generation.beam = 1
+            cfg.generation.beam = beam
         self.hub = hub_utils.GeneratorHubInterface(cfg, task, models)
         self.hub.eval()
         cfg = self.hub.cfg.dataset
         cfg.batch_size, cfg.max_tokens = batch_size, None
-        self.max_length = max_length
+        self.max_length, self.beam = max_length, beam
         self.name = f"fairseq:{checkpoint}"
         self.calls = self.batches = 0
         count_batches(self, self.hub.task, "inference_step")
@@ -36,7 +36,7 @@ class FairseqTranslator:
         if not sources:
             return []
         tokens = [self.hub.encode(s) for s in sources]
-        hypos = self.hub.generate(tokens, beam=1, max_len_a=0, max_len_b=self.max_length)
+        hypos = self.hub.generate(tokens, beam=self.beam, max_len_a=0, max_len_b=self.max_length)
         return [self.hub.decode(h[0]["tokens"]) for h in hypos]
 
     def embeddings(self, tokens: list[str]) -> dict[str, list[float]]:

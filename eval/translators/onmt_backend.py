@@ -1,5 +1,5 @@
 """OpenNMT-py backend: OpenNMT-py's own inference engine (``InferenceEnginePY``,
-what ``onmt_translate`` runs) on a list of sources; greedy decoding."""
+what ``onmt_translate`` runs) on a list of sources; greedy decoding unless ``beam`` > 1."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,8 @@ from pathlib import Path
 
 
 class OnmtTranslator:
-    def __init__(self, checkpoint: Path, batch_size: int = 256, max_length: int = 512):
+    def __init__(self, checkpoint: Path, batch_size: int = 256, max_length: int = 512,
+                 beam: int = 1):
         from onmt.bin.translate import _get_parser
         from onmt.inference_engine import InferenceEnginePY
         from onmt.utils.parse import ArgumentParser
@@ -22,7 +23,7 @@ class OnmtTranslator:
         opt = _get_parser().parse_args([
             # -output defaults to pred.txt in the working directory; results come back in memory
             "-model", str(checkpoint), "-src", "<in-memory>", "-output", os.devnull,
-            "-beam_size", "1",
+            "-beam_size", str(beam),
             "-batch_size", str(batch_size), "-max_length", str(max_length)])
         ArgumentParser.validate_translate_opts(opt)
         ArgumentParser._get_all_transform_translate(opt)
