@@ -33,6 +33,19 @@ class FairseqBackend(Backend):
         write_fairseq(data.raw, out, splits=data.splits, allow_unknown=data.allow_unknown)
         return out
 
+    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
+        """``checkpoint_<epoch>_<updates>.pt``, the checkpoints ``--save-interval-updates``
+        writes (all kept with ``--keep-interval-updates -1``), as (updates, path) in
+        order."""
+        import re
+
+        found: dict[int, Path] = {}
+        for p in (run_dir / "checkpoints").glob("checkpoint_*_*.pt"):
+            m = re.fullmatch(r"checkpoint_(\d+)_(\d+)\.pt", p.name)
+            if m:
+                found[int(m.group(2))] = p
+        return sorted(found.items())
+
     def before_threads(self) -> None:
         from argparse import Namespace
 

@@ -316,7 +316,8 @@ SAMPLE_COLUMNS = ("data", "template", "item", "condition", "inputs")
 
 
 def write(out: str | Path, seed: int, n: int = 500, *, semi_natural=None, natural=None,
-          tests: Iterable[str] = TESTS, force: bool = False, progress=None) -> dict:
+          tests: Iterable[str] = TESTS, force: bool = False, progress=None,
+          idiom_items: Sequence[Idiom] | None = None, idiom_label: str = "table7") -> dict:
     """Build and write the test folder (skipped when its manifest matches)."""
     from collections import Counter
 
@@ -325,13 +326,13 @@ def write(out: str | Path, seed: int, n: int = 500, *, semi_natural=None, natura
 
     out = Path(out)
     tests = list(tests)
-    args = {"seed": seed, "n": n, "tests": tests,
+    args = {"seed": seed, "n": n, "tests": tests, "idioms": idiom_label,
             "semi_natural": str(Path(semi_natural).resolve()) if semi_natural else None,
             "natural": str(Path(natural).resolve()) if natural else None}
     if not force and is_complete(out, GENERATOR, args, version=VERSION):
         return read_manifest(out)
     built = build(seed, n, semi_natural=semi_natural, natural=natural, tests=tests,
-                  progress=progress)
+                  progress=progress, idiom_items=idiom_items)
     files, counts, dropped = [], {}, {}
     for test, b in built.items():
         dropped.update({f"{test}: {k}": v for k, v in b.dropped.items()})

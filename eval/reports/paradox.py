@@ -1,0 +1,202 @@
+"""Paradox of compositionality report (Dankers, Bruni and Hupkes 2022): our consistency
+and overgeneralisation scores beside the paper's Tables 4a, 4b, 6a and 8, and
+Figure 3's analogue (overgeneralisation over training) as a PNG.
+
+:func:`build_report` takes one result dict per trained model (the engine's provenance
+keys ``run``, ``seed``, ``part`` (the training size) plus the study's evaluation:
+``tests`` with each test's ``summary`` and ``cells``, and
+``overgeneralisation_by_step``) and writes ``report.md``, ``report.json`` and
+``overgeneralisation.png``.  Cells are mean ± sample std over seeds; the paper's are
+means over five seeds.  Our rows are labelled with the training size they come from
+(``generated``: the quick profile's rule-generated corpus, not OPUS: its numbers are not
+comparable to the paper's, which are printed beside them for orientation).
+"""
+from __future__ import annotations
+
+import statistics as st
+from collections import defaultdict
+from pathlib import Path
+
+from .plots import pyplot, save
+from .tables import markdown_table, mean_std_cell, paper_numbers, write_report
+
+PLOT = "overgeneralisation.png"
+OPUS_SIZES = ("small", "medium", "full")
+DATA_ORDER = ("synthetic", "semi_natural", "natural", "random")
+
+
+def _summary_rows(results, test):
+    """(size, data, key, metric) -> per-seed mean over templates, and
+    (size, data, key, metric, template) -> per-seed scores."""
+    means, per_template = defaultdict(list), defaultdict(list)
+    for r in results:
+        t = (r.get("tests") or {}).get(test)
+        if not t:
+            continue
+        for s in t["summary"]:
+            if s["mean_over_templates"] is not None:
+                means[(r["part"], s["data"], s["key"], s["metric"])].append(s["mean_over_templates"])
+        for c in t["cells"]:
+            if c["score"] is not None:
+                per_template[(r["part"], c["data"], c["key"], c["metric"], c["template"])].append(c["score"])
+    return means, per_template
+
+
+def _paper_size_cells(paper_row: dict | None) -> list[str]:
+    return [mean_std_cell([paper_row[s]]) if paper_row and paper_row.get(s) is not None else "–"
+            for s in OPUS_SIZES]
+
+
+def _sorted_keys(keys):
+    return sorted(keys, key=lambda k: (k[0], DATA_ORDER.index(k[1]) if k[1] in DATA_ORDER else 9,
+                                       str(k[2]), k[3]))
+
+
+def _overgeneralisation(results):
+    """(size, data, idiom, match) -> [(step, per-seed values)] and max over training per
+    seed."""
+    curves = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        for entry in r.get("overgeneralisation_by_step") or []:
+            for s in entry["summary"]:
+                match = s["metric"].rsplit("_", 1)[-1]
+                if s["pooled"] is not None:
+                    curves[(r["part"], s["data"], s["key"], match)][(r["seed"], entry["step"])] \
+                        = s["pooled"]
+    out = {}
+    for key, by in curves.items():
+        seeds = sorted({seed for seed, _ in by})
+        steps = sorted({step for _, step in by if step is not None})
+        out[key] = {"steps": steps,
+                    "per_seed": {seed: [by.get((seed, step)) for step in steps] for seed in seeds},
+                    "max_per_seed": [max(v for (sd, _), v in by.items() if sd == seed)
+                                     for seed in seeds]}
+    return out
+
+
+def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -> str:
+    out_dir = Path(out_dir)
+    paper = paper_numbers("paradox")
+    md = [f"# {title}\n", f"Profile `{profile}`: {len(results)} trained model(s). "
+          "Scores are fractions (1.0 = every sample consistent / overgeneralised); ours are "
+          "mean ± std over seeds of the mean over templates; the paper's are for its three "
+          "OPUS training sizes (five seeds each)."]
+    sizes = sorted({r["part"] for r in results})
+    if any(s not in OPUS_SIZES for s in sizes):
+        md.append("\n**Scaled down:** the `generated` rows come from a small Transformer "
+                  "trained on rule-generated English–Dutch pairs (data_prep/paradox/doc.md), "
+                  "not on OPUS; the paper's numbers are beside them for orientation only.")
+    report = {"profile": profile, "models": len(results), "tables": {}}
+
+    # Table 4a / 4b: systematicity
+    rows, rows_b, signatures = [], [], {}
+    for test in ("np_vp", "s_conj_s"):
+        means, per_template = _summary_rows(results, test)
+        for key in _sorted_keys(means):
+            size, data, cond, metric = key
+            pr = paper["table4a"][test].get(f"{data}/{cond}")
+            rows.append([test.replace("_", " "), data, cond, size, mean_std_cell(means[key])]
+                        + _paper_size_cells(pr))
+            pb = paper["table4b"][test].get(f"{data}/{cond}") or [None] * 10
+            cells = []
+            for t in range(1, 11):
+                vals = per_template.get((size, data, cond, metric, str(t)))
+                ours = "–" if not vals else f"{st.fmean(vals):.2f}"
+                cells.append(f"{ours} ({pb[t - 1]:.2f})" if pb[t - 1] is not None else ours)
+            rows_b.append([test.replace("_", " "), data, cond, size] + cells)
+            report["tables"].setdefault("table4a", []).append(
+                {"test": test, "data": data, "condition": cond, "size": size,
+                 "ours": means[key], "paper": pr})
+        for r in results:
+            signatures.update((r.get("tests") or {}).get(test, {}).get("signatures", {}))
+    md += ["\n## Table 4a analogue: systematicity consistency\n",
+           markdown_table(["test", "data", "condition", "ours: size", "ours",
+                           "paper small", "paper medium", "paper full"], rows),
+           "\n## Table 4b analogue: per template (ours, paper's mean over sizes in brackets)\n",
+           markdown_table(["test", "data", "condition", "size"] + [f"T{t}" for t in range(1, 11)],
+                          rows_b)]
+
+    # Table 6a: substitutivity
+    means, _ = _summary_rows(results, "substitutivity")
+    per_data = defaultdict(list)      # (size, data, metric) -> per-synonym means over seeds
+    for (size, data, syn, metric), vals in means.items():
+        per_data[(size, data, metric)].append(st.fmean(vals))
+    rows = []
+    for (size, data, metric) in sorted(per_data, key=lambda k: (k[0], DATA_ORDER.index(k[1])
+                                                                if k[1] in DATA_ORDER else 9, k[2])):
+        kind = "synonym_consistency" if metric.endswith("synonym") else "consistency"
+        pr = (paper["table6a"].get(data) or {}).get(kind)
+        rows.append([data, kind.replace("_", " "), size, f"{st.fmean(per_data[(size, data, metric)]):.2f}"]
+                    + _paper_size_cells(pr))
+    per_syn = [[data, syn, size, mean_std_cell(vals)] for (size, data, syn, metric), vals in
+               sorted(means.items()) if metric.endswith("full")]
+    md += ["\n## Table 6a analogue: substitutivity (mean over synonyms)\n",
+           markdown_table(["data", "metric", "ours: size", "ours", "paper small", "paper medium",
+                           "paper full"], rows),
+           "\n### Per synonym (full-sentence consistency)\n",
+           markdown_table(["data", "synonym", "size", "ours"], per_syn)]
+    report["tables"]["table6a"] = rows
+    for r in results:
+        signatures.update((r.get("tests") or {}).get("substitutivity", {}).get("signatures", {}))
+
+    # Table 8: maximum overgeneralisation over training
+    og = _overgeneralisation(results)
+    idioms = paper["table8_idioms"]
+    rows = []
+    for key in _sorted_keys(og):
+        size, data, idiom, match = key
+        paper_cell = "–"
+        if data in paper["table8"] and idiom in idioms:
+            paper_cell = " / ".join(f"{paper['table8'][data][s][idioms.index(idiom)]:.2f}"
+                                    for s in OPUS_SIZES)
+        rows.append([data, idiom, match, size, mean_std_cell(og[key]["max_per_seed"]),
+                     len(og[key]["steps"]), paper_cell])
+    md += ["\n## Table 8 analogue: maximum overgeneralisation over training\n",
+           "`word`: a keyword as a whole word (ours); `substring`: anywhere in the text (the "
+           "authors' rule). Paper: small / medium / full.\n",
+           markdown_table(["data", "idiom", "match", "size", "ours (max over checkpoints)",
+                           "checkpoints", "paper"], rows)]
+    report["tables"]["table8"] = {"|".join(map(str, k)): v for k, v in og.items()}
+    for r in results:
+        for e in r.get("overgeneralisation_by_step") or []:
+            signatures.update(e.get("signatures", {}))
+
+    if og:
+        plot_overgeneralisation(og, out_dir / PLOT, title)
+        md += [f"\n## Figure 3 analogue\n\n![overgeneralisation over training]({PLOT})\n",
+               "Per data type: each idiom (thin) and the mean over idioms (thick), mean over "
+               "seeds, whole-word keyword match."]
+    md += ["\n## Metric signatures\n"] + [f"- `{s}`" for s in sorted(signatures.values())]
+    report["signatures"] = signatures
+    write_report(out_dir, report, md)
+    return "report.md, report.json" + (f", {PLOT}" if og else "")
+
+
+def plot_overgeneralisation(og: dict, out: Path, title: str = "") -> Path:
+    plt = pyplot()
+    panels = sorted({(size, data) for size, data, _, match in og if match == "word"},
+                    key=lambda k: (k[0], DATA_ORDER.index(k[1]) if k[1] in DATA_ORDER else 9))
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(4 * max(1, len(panels)), 3.4),
+                             squeeze=False, sharey=True)
+    for ax, (size, data) in zip(axes[0], panels):
+        curves = []
+        for (s, d, idiom, match), v in sorted(og.items()):
+            if (s, d, match) != (size, data, "word") or not v["steps"]:
+                continue
+            ys = [st.fmean([row[i] for row in v["per_seed"].values() if row[i] is not None])
+                  for i in range(len(v["steps"]))]
+            ax.plot(v["steps"], ys, linewidth=1, alpha=0.6, label=idiom)
+            curves.append((v["steps"], ys))
+        if curves:
+            steps = curves[0][0]
+            mean = [st.fmean(c[1][i] for c in curves if len(c[1]) > i) for i in range(len(steps))]
+            ax.plot(steps, mean, color="black", linewidth=2.5, label="mean")
+        ax.set_title(f"{data} ({size})")
+        ax.set_xlabel("updates")
+        ax.set_ylim(-0.02, 1.02)
+    axes[0][0].set_ylabel("overgeneralisation")
+    axes[0][-1].legend(fontsize=6, loc="upper right")
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return save(fig, out)

@@ -1,0 +1,134 @@
+"""The paradox study on the study interface: its YAML keys, its plan, the paper profile's
+honest refusal (OPUS preparation is not built), the data folders, the evaluation over
+fairseq's interval checkpoints (tiny run: translations stored, resumed), the report on
+hand-made results beside the paper's numbers, `compsuite eval paradox score` on a plain
+file from any system, and fairseq's checkpoint listing."""
+import json
+import shutil
+
+import pytest
+import yaml
+
+from compsuite.cli import main
+from compsuite.errors import ConfigError
+from compsuite.registry import EXPERIMENTS_DIR, get_study, load_study
+from compsuite.toolkits import get_backend
+
+PARADOX_YAML = EXPERIMENTS_DIR / "paradox.yaml"
+
+
+def study_with(tmp_path, edit):
+    raw = yaml.safe_load(PARADOX_YAML.read_text())
+    edit(raw)
+    shutil.copy(EXPERIMENTS_DIR / "_base.yaml", tmp_path / "_base.yaml")
+    path = tmp_path / "paradox.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return load_study(path)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda r: r["profiles"]["quick"]["data"].update(corpus="wmt"), "data.corpus: one of"),
+    (lambda r: r["profiles"]["quick"]["data"].update(sizes=["small"]), "only for corpus: opus"),
+    (lambda r: r["profiles"]["paper"]["data"].update(sizes=["huge"]), "unknown size 'huge'"),
+    (lambda r: r["profiles"]["quick"]["data"].update(n_tran=5), "unknown key 'n_tran'"),
+    (lambda r: r["profiles"]["quick"]["data"].update(n_train=0), "data.n_train"),
+    (lambda r: r["profiles"]["quick"]["tests"].update(idioms="magpie"), "tests.idioms"),
+    (lambda r: r["profiles"]["quick"]["tests"].update(n=-1), "tests.n"),
+    (lambda r: r["profiles"]["quick"]["tests"].update(semi=1), "unknown key 'semi'"),
+])
+def test_bad_yaml_names_the_file_and_key(tmp_path, edit, message):
+    with pytest.raises(ConfigError) as e:
+        study_with(tmp_path, edit)
+    assert str(tmp_path / "paradox.yaml") in str(e.value) and message in str(e.value)
+
+
+def test_plan_and_the_paper_profiles_refusal(tmp_path):
+    study = get_study("paradox")
+    paper = study.plan(study.profile("paper"))
+    assert len(paper) == 15 and {u.part for u in paper} == {"small", "medium", "full"}
+    assert [u.path for u in study.plan(study.profile("quick"))] == [
+        "generated/transformer-fairseq/seed1"]
+    with pytest.raises(ConfigError, match="OPUS corpus .* not built yet"):
+        study.prepare("small", 1, study.profile("paper"), tmp_path)
+
+
+def test_generated_data_folders(tmp_path):
+    study = get_study("paradox")
+    prof = study.profile("tiny")
+    data = study.prepare("generated", 1, prof, tmp_path, show=False)
+    root = tmp_path / "paradox" / "generated" / "train600" / "seed1"
+    assert data.root == root and data.allow_unknown
+    assert sorted(p.name for p in (root / "raw").iterdir()) == sorted(
+        [f"{s}.{x}" for s in ("train", "valid", "test") for x in ("src", "tgt")] + ["manifest.json"])
+    assert (root / "raw" / "train.src").read_bytes() == (root / "text" / "train.en").read_bytes()
+    tests = json.loads((root / "tests" / "manifest.json").read_text())
+    assert tests["args"]["idioms"] == "quick" and tests["args"]["n"] == 2
+    stamp = (root / "raw" / "manifest.json").stat().st_mtime_ns
+    study.prepare("generated", 1, prof, tmp_path, show=False)        # stored: unchanged
+    assert (root / "raw" / "manifest.json").stat().st_mtime_ns == stamp
+
+
+def test_fairseq_lists_interval_checkpoints(tmp_path):
+    ck = tmp_path / "checkpoints"
+    ck.mkdir()
+    for name in ("checkpoint_2_400.pt", "checkpoint_1_200.pt", "checkpoint_last.pt",
+                 "checkpoint_best.pt", "checkpoint3.pt", "checkpoint_3_1000.pt"):
+        (ck / name).write_bytes(b"")
+    assert [(s, p.name) for s, p in get_backend("fairseq").checkpoints(tmp_path)] == [
+        (200, "checkpoint_1_200.pt"), (400, "checkpoint_2_400.pt"), (1000, "checkpoint_3_1000.pt")]
+
+
+def _result(seed, np_mean, og_by_step):
+    """A hand-made result in the study's shape."""
+    cells = [{"data": "synthetic", "template": str(t), "key": "NP", "metric": "np_vp",
+              "score": np_mean, "n": 10, "passed": int(10 * np_mean)} for t in range(1, 11)]
+    return {"part": "generated", "run": "transformer-fairseq", "seed": seed,
+            "tests": {"np_vp": {"summary": [{"data": "synthetic", "key": "NP", "metric": "np_vp",
+                                             "mean_over_templates": np_mean, "pooled": np_mean,
+                                             "n": 100, "templates": 10}],
+                                "cells": cells, "signatures": {"np_vp": "metric:np_vp|x"}}},
+            "overgeneralisation_by_step": [
+                {"step": step, "signatures": {"og": "metric:overgeneralisation|y"},
+                 "summary": [{"data": "synthetic", "key": "by heart",
+                              "metric": "overgeneralisation_word", "pooled": v,
+                              "mean_over_templates": v, "n": 10, "templates": 10}]}
+                for step, v in og_by_step]}
+
+
+def test_report_beside_the_paper(tmp_path):
+    from compsuite.eval.reports.paradox import build_report
+
+    results = [_result(1, 0.5, [(200, 0.0), (400, 0.8), (600, 0.1)]),
+               _result(2, 0.7, [(200, 0.0), (400, 0.4), (600, 0.0)])]
+    written = build_report("Paradox", "quick", results, tmp_path)
+    assert written == "report.md, report.json, overgeneralisation.png"
+    md = (tmp_path / "report.md").read_text()
+    # Table 4a: ours 0.60 ± 0.14 beside the paper's small / medium / full
+    assert "| np vp | synthetic | NP        | generated  | 0.60 ± 0.14 | 0.73" in md
+    # Table 8: max over training per seed (0.8, 0.4) -> 0.60 ± 0.28; the paper's by heart
+    assert "| synthetic | by heart | word  | generated | 0.60 ± 0.28" in md
+    assert "1.00 / 1.00 / 1.00" in md and "Scaled down" in md
+    assert "metric:np_vp|x" in md
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["tables"]["table4a"][0]["ours"] == [0.5, 0.7]
+    assert (tmp_path / "overgeneralisation.png").stat().st_size > 1000
+
+
+def test_eval_score_any_systems_file(tmp_path, capsys):
+    from compsuite.data_prep.paradox import testsets, translate
+
+    testsets.write(tmp_path / "tests", 1, 3, tests=["np_vp"])
+    inputs = (tmp_path / "tests" / "np_vp.en").read_text().splitlines()
+    hyps = tmp_path / "np_vp.nl"
+    hyps.write_text("\n".join(translate.translate_any(x) for x in inputs) + "\n")
+    out = tmp_path / "score.json"
+    assert main(["eval", "paradox", "score", "--tests", str(tmp_path / "tests"), "--test", "np_vp",
+                 "--hyps", str(hyps), "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert {s["key"]: s["mean_over_templates"] for s in res["summary"]} == {"NP": 1.0, "VP": 1.0}
+    assert "1.000" in capsys.readouterr().out
+    hyps.write_text("\n".join(inputs[:-1]) + "\n")
+    assert main(["eval", "paradox", "score", "--tests", str(tmp_path / "tests"), "--test",
+                 "np_vp", "--hyps", str(hyps)]) != 0
+    err = capsys.readouterr().err
+    assert f"np_vp.nl: {len(inputs) - 1} lines, but" in err and f"np_vp.en has {len(inputs)}" in err
