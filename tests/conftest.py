@@ -121,3 +121,20 @@ def tiny_study(tmp_path_factory):
             done[name] = t
         return done[name]
     return get
+
+
+def edited_study(tmp_path, name: str, edit):
+    """A suite study with its YAML edited by ``edit(raw)``, written beside a copy of
+    _base.yaml in ``tmp_path`` (so an error names that file)."""
+    import shutil
+
+    import yaml
+
+    from compsuite.registry import EXPERIMENTS_DIR, load_study
+
+    raw = yaml.safe_load((EXPERIMENTS_DIR / f"{name}.yaml").read_text())
+    edit(raw)
+    shutil.copy(EXPERIMENTS_DIR / "_base.yaml", tmp_path / "_base.yaml")
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return load_study(path)

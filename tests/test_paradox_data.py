@@ -159,7 +159,7 @@ def test_translate_command():
     rc = translate.translate_lines(["The poet eats .\n", "The poet criticises the king .\n"],
                                    out, err, keep_going=True)
     assert rc == 0 and out.getvalue() == "\nDe dichter bekritiseert de koning .\n"
-    assert "1 sentence(s) could not be translated" in err.getvalue()
+    assert "1 of 2 line(s) could not be translated" in err.getvalue()
 
 
 def test_released_dutch_is_reproduced():

@@ -4,26 +4,20 @@ fairseq's interval checkpoints (tiny run: translations stored, resumed), the rep
 hand-made results beside the paper's numbers, `compsuite eval paradox score` on a plain
 file from any system, and fairseq's checkpoint listing."""
 import json
-import shutil
 
 import pytest
-import yaml
+
+from conftest import edited_study
 
 from compsuite.cli import main
 from compsuite.errors import ConfigError
-from compsuite.registry import EXPERIMENTS_DIR, get_study, load_study
+from compsuite.registry import get_study
 from compsuite.toolkits import get_backend
 
-PARADOX_YAML = EXPERIMENTS_DIR / "paradox.yaml"
 
 
 def study_with(tmp_path, edit):
-    raw = yaml.safe_load(PARADOX_YAML.read_text())
-    edit(raw)
-    shutil.copy(EXPERIMENTS_DIR / "_base.yaml", tmp_path / "_base.yaml")
-    path = tmp_path / "paradox.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    return load_study(path)
+    return edited_study(tmp_path, "paradox", edit)
 
 
 @pytest.mark.parametrize("edit, message", [

@@ -3,29 +3,22 @@ checkpoint selection by development exact match, the scorer behind `compsuite ev
 score`, and the generic pieces it added (a run's `gpu:` options, open-vocabulary
 datasets)."""
 import json
-import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+
+from conftest import edited_study
 import yaml
 
 from compsuite.data_prep.common.io import DataError, read_lines, write_lines
 from compsuite.errors import ConfigError
-from compsuite.registry import EXPERIMENTS_DIR, get_study, load_study
+from compsuite.registry import get_study
 
-SGET_YAML = EXPERIMENTS_DIR / "sget.yaml"
 
 
 def study_with(tmp_path, edit):
-    """The SGET study with its YAML edited by ``edit(raw)`` (written beside a copy of
-    _base.yaml, so the error names that file)."""
-    raw = yaml.safe_load(SGET_YAML.read_text())
-    edit(raw)
-    shutil.copy(EXPERIMENTS_DIR / "_base.yaml", tmp_path / "_base.yaml")
-    path = tmp_path / "sget.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    return load_study(path)
+    return edited_study(tmp_path, "sget", edit)
 
 
 @pytest.mark.parametrize("edit, message", [

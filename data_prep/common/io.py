@@ -88,3 +88,27 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def translate_stream(lines: Iterable[str], translate, errors: type | tuple, out, err,
+                     keep_going: bool = False, origin: str = "") -> int:
+    """A rule-based translator's command loop: one sentence per line to ``out``.  A line
+    ``translate`` rejects (raising one of ``errors``) stops with exit status 2 and the
+    error on ``err`` (``<origin>: line N: ...``), or with ``keep_going`` becomes an empty
+    line, counted on ``err`` at the end."""
+    failed = total = 0
+    where = f"{origin}: " if origin else ""
+    for n, line in enumerate(lines, 1):
+        total = n
+        try:
+            out.write(translate(line.rstrip("\n")) + "\n")
+        except errors as e:
+            if not keep_going:
+                print(f"{where}line {n}: {e}", file=err)
+                return 2
+            failed += 1
+            out.write("\n")
+    if keep_going:
+        print(f"{failed} of {total} line(s) could not be translated (empty lines written)",
+              file=err)
+    return 0

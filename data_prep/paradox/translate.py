@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Iterable, Sequence, TextIO
 
-from compsuite.data_prep.common.io import DataError, read_aligned
+from compsuite.data_prep.common.io import DataError, read_aligned, translate_stream
 
 from . import templates as T
 from .lexicon import LEXICON_PATH, load
@@ -39,20 +39,8 @@ def translate_any(line: str, lex=None, clauses=()) -> str:
 def translate_lines(lines: Iterable[str], out: TextIO, err: TextIO, keep_going: bool = False,
                     lexicon: str | Path = LEXICON_PATH, origin: str = "<stdin>") -> int:
     lex = load(lexicon)
-    failed = 0
-    for n, line in enumerate(lines, 1):
-        line = line.rstrip("\n")
-        try:
-            out.write(translate_any(line, lex) + "\n")
-        except T.TemplateError as e:
-            if not keep_going:
-                print(f"{origin}: line {n}: {e}", file=err)
-                return 2
-            failed += 1
-            out.write("\n")
-    if failed:
-        print(f"{failed} sentence(s) could not be translated (empty lines written)", file=err)
-    return 0
+    return translate_stream(lines, lambda line: translate_any(line, lex), T.TemplateError,
+                            out, err, keep_going, origin)
 
 
 def check_released(folder: str | Path, lexicon: str | Path = LEXICON_PATH,

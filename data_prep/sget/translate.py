@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, TextIO
 
+from compsuite.data_prep.common.io import translate_stream
 from compsuite.errors import UserError
 
 from .grammar import GRAMMAR, Gap, Leaf, Node, ParseFailure, is_nonterminal, \
@@ -253,19 +254,8 @@ def translate_lines(lines: Sequence[str], out: TextIO, err: TextIO, keep_going: 
     """Translate one sentence per line to ``out``; the exit status (2 at the first
     failure unless ``keep_going``, which writes an empty line instead)."""
     lx = load()
-    failed = 0
-    for n, line in enumerate(lines, 1):
-        try:
-            out.write(translate(line.rstrip("\n"), lx) + "\n")
-        except TranslationError as e:
-            if not keep_going:
-                print(f"line {n}: {e}", file=err)
-                return 2
-            failed += 1
-            out.write("\n")
-    if keep_going:
-        print(f"{failed} of {len(lines)} line(s) could not be translated", file=err)
-    return 0
+    return translate_stream(lines, lambda line: translate(line, lx), TranslationError, out,
+                            err, keep_going)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
