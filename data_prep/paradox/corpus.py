@@ -4,19 +4,23 @@ literally, so that the three phases of section 4.3 (no keyword, a literal peak,
 memorisation of frequent idioms) can appear in a small model on a CPU.  A scaled-down
 stand-in for OPUS, labelled as such: the paper trains on 1M-69M OPUS pairs.
 
-Every pair is a template sentence (:mod:`.templates`) with its rule-based Dutch; a share
-of them carries, after the object noun (templates 6-8: the embedded subject), one of:
+Every pair is a template sentence (:mod:`.templates`) with its rule-based Dutch.  10%
+are two of them joined, ``S1 , and S2 .`` -> ``S1 , en S2 .`` (the S -> S CONJ S test's
+shape); of the others, 30% carry a quoted sentence and 10% a synonym clause after the
+object noun (templates 6-8: after the embedded subject):
 
-* a **synonym clause** of Table 5 (British or American term; both translate alike), so
-  the substitutivity test's inputs are in the model's vocabulary;
 * a **quoted sentence**, ``that said " I knew the formula by the door "`` -> ``die zei
   " Ik kende de formule door de deur "``, from a small compositional grammar
   (``I <verb> the <noun> [<preposition> the <noun>]``, ``quick_speech.tsv``) in which
-  the idioms' keywords (``heart``, ``blue``, ...) are ordinary nouns translated literally;
-* an **idiom** (``quick_idioms.tsv``): ``that said " I knew the formula by heart "`` ->
-  ``... uit het hoofd``, each idiom in exactly its ``frequency`` training pairs (2, 6,
-  20 and 60 by default).  A literal, word-by-word translation would contain the keyword
-  (``hart``); the idiomatic one does not.
+  the idioms' keywords (``heart``, ``blue``, ...) are ordinary nouns translated
+  literally (drawn four times as often as the other nouns);
+* a **synonym clause** of Table 5 (British or American term; both translate alike), so
+  the substitutivity test's inputs are in the model's vocabulary.
+
+Then four **idioms** (``quick_idioms.tsv``) are inserted: ``that said " I knew the
+formula by heart "`` -> ``... uit het hoofd``, each in exactly its ``frequency``
+training pairs (2, 6, 20 and 60).  A literal, word-by-word translation would contain a
+keyword (``hart``); the idiomatic one does not.
 
 The quoted sentences never contain an idiom's words in the idiom's order, so an idiom is
 seen only as an idiom.  Writes ``train``, ``valid`` and ``test`` ``.en`` / ``.nl`` and a
@@ -149,7 +153,8 @@ def _attach(s: T.Sentence, clause: T.Clause) -> T.Sentence:
 
 
 def build(seed: int, n_train: int = 12000, n_valid: int = 500, n_test: int = 500, *,
-          share_speech: float = 0.3, share_synonym: float = 0.1, keyword_weight: int = 4,
+          share_speech: float = 0.3, share_synonym: float = 0.1, share_conjunction: float = 0.1,
+          keyword_weight: int = 4,
           idioms: Sequence[QuickIdiom] | None = None) -> dict[str, list[tuple[str, str]]]:
     """The corpus' splits as (English, Dutch) pairs; the idioms only in ``train``."""
     rng = random.Random(f"paradox-quick:{seed}")
@@ -174,6 +179,12 @@ def build(seed: int, n_train: int = 12000, n_valid: int = 500, n_test: int = 500
 
     pairs = []
     for s in pool:
+        if rng.random() < share_conjunction:   # 'S1 , and S2 .' -> 'S1 , en S2 .'
+            s2 = rng.choice(pool)
+            e2, d2 = T.english(s2), T.dutch(s2)
+            pairs.append((f"{T.english(s)[:-2]} , and {e2[:1].lower()}{e2[1:]}",
+                          f"{T.dutch(s)[:-2]} , en {d2[:1].lower()}{d2[1:]}"))
+            continue
         d = decorate(s)
         pairs.append((T.english(d), T.dutch(d)))
     idiom_pairs = []
