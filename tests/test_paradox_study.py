@@ -121,6 +121,20 @@ def test_eval_score_any_systems_file(tmp_path, capsys):
     res = json.loads(out.read_text())
     assert {s["key"]: s["mean_over_templates"] for s in res["summary"]} == {"NP": 1.0, "VP": 1.0}
     assert "1.000" in capsys.readouterr().out
+    # fairseq-interactive / -generate output: D- lines by input id, in any order
+    gen = tmp_path / "generate.txt"
+    lines = []
+    for i, h in reversed(list(enumerate(translate.translate_any(x) for x in inputs))):
+        lines += [f"S-{i}\t{inputs[i]}", f"H-{i}\t-0.1\t{h.lower()}", f"D-{i}\t-0.1\t{h}"]
+    gen.write_text("2026 | INFO | fairseq_cli.interactive | loading\n" + "\n".join(lines) + "\n")
+    assert main(["eval", "paradox", "score", "--tests", str(tmp_path / "tests"), "--test",
+                 "np_vp", "--fairseq-output", str(gen), "--out", str(out)]) == 0
+    assert {s["key"]: s["mean_over_templates"] for s in json.loads(out.read_text())["summary"]} \
+        == {"NP": 1.0, "VP": 1.0}
+    gen.write_text("\n".join(lines[3:]) + "\n")   # the last input's lines missing
+    assert main(["eval", "paradox", "score", "--tests", str(tmp_path / "tests"), "--test",
+                 "np_vp", "--fairseq-output", str(gen)]) != 0
+    assert f"missing [{len(inputs) - 1}]" in capsys.readouterr().err
     hyps.write_text("\n".join(inputs[:-1]) + "\n")
     assert main(["eval", "paradox", "score", "--tests", str(tmp_path / "tests"), "--test",
                  "np_vp", "--hyps", str(hyps)]) != 0

@@ -249,6 +249,8 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
                    choices=["np_vp", "s_conj_s", "substitutivity", "overgeneralisation"])
     src = s.add_mutually_exclusive_group(required=True)
     src.add_argument("--hyps", help="one Dutch translation per line of <test>.en")
+    src.add_argument("--fairseq-output", help="fairseq-generate or fairseq-interactive output "
+                                              "for <test>.en (D- lines, else H- lines)")
     src.add_argument("--checkpoint", help="a fairseq checkpoint (needs --data)")
     s.add_argument("--data", help="with --checkpoint: its fairseq-bin folder (dictionaries)")
     s.add_argument("--beam", type=int, default=5, help="beam size (default 5, the authors')")
@@ -271,6 +273,10 @@ def cmd_score(a) -> int:
         if len(hyps) != len(inputs):
             raise DataError(f"{a.hyps}: {len(hyps)} lines, but {Path(a.tests) / (a.test + '.en')} "
                             f"has {len(inputs)}")
+    elif a.fairseq_output:
+        from compsuite.eval.readers.predictions import read_fairseq_hypotheses
+
+        hyps = read_fairseq_hypotheses(a.fairseq_output, len(inputs))
     else:
         if not a.data:
             raise ConfigError("--checkpoint needs --data (the model's fairseq-bin folder)")

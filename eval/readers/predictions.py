@@ -111,3 +111,29 @@ def read_fairseq_generate(path: str | Path, use_detok: bool = False) -> Predicti
     return Predictions([hyp[i] for i in ids], [ref[i] for i in ids],
                        [src.get(i, "") for i in ids] if src else None,
                        {"format": "fairseq-generate", "file": str(path)})
+
+
+def read_fairseq_hypotheses(path: str | Path, n: int, use_detok: bool = True) -> list[str]:
+    """The best hypothesis per input from fairseq-generate or fairseq-interactive output
+    (no ``T-`` reference lines needed): ``D-`` lines (detokenised) when there are any and
+    ``use_detok``, else ``H-`` lines; ids must cover 0 .. n-1 (the inputs' order)."""
+    hyp: dict[str, dict[int, str]] = {"H": {}, "D": {}}
+    for lineno, line in enumerate(iter_lines(path), start=1):
+        m = _GEN_LINE.match(line)
+        if not m or m.group(1) not in hyp:
+            continue
+        parts = m.group(3).split("\t", 1)
+        if len(parts) != 2:
+            raise DataError(f"{path}: line {lineno}: {m.group(1)}- line without score and text")
+        hyp[m.group(1)].setdefault(int(m.group(2)), parts[1])
+    chosen = hyp["D"] if use_detok and hyp["D"] else hyp["H"]
+    if not chosen:
+        raise DataError(f"{path}: no H- or D- lines; is this fairseq-generate or "
+                        "fairseq-interactive output?")
+    missing = sorted(set(range(n)) - set(chosen))
+    extra = sorted(set(chosen) - set(range(n)))
+    if missing or extra:
+        raise DataError(f"{path}: hypotheses for {len(chosen)} ids, expected ids 0..{n - 1}"
+                        + (f"; missing {missing[:5]}" if missing else "")
+                        + (f"; unexpected {extra[:5]}" if extra else ""))
+    return [chosen[i] for i in range(n)]
