@@ -95,7 +95,7 @@ def test_report_beside_the_paper(tmp_path):
     results = [_result(1, 0.5, [(200, 0.0), (400, 0.8), (600, 0.1)]),
                _result(2, 0.7, [(200, 0.0), (400, 0.4), (600, 0.0)])]
     written = build_report("Paradox", "quick", results, tmp_path)
-    assert written == "report.md, report.json, overgeneralisation.png"
+    assert written == "report.md, report.json, systematicity.png, overgeneralisation.png"
     md = (tmp_path / "report.md").read_text()
     # Table 4a: ours 0.60 ± 0.14 beside the paper's small / medium / full
     assert "| np vp | synthetic | NP        | generated  | 0.60 ± 0.14 | 0.73" in md
@@ -105,7 +105,8 @@ def test_report_beside_the_paper(tmp_path):
     assert "metric:np_vp|x" in md
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["tables"]["table4a"][0]["ours"] == [0.5, 0.7]
-    assert (tmp_path / "overgeneralisation.png").stat().st_size > 1000
+    for png in ("overgeneralisation.png", "systematicity.png"):
+        assert (tmp_path / png).stat().st_size > 1000
 
 
 def test_eval_score_any_systems_file(tmp_path, capsys):

@@ -21,6 +21,8 @@ from .plots import pyplot, save
 from .tables import markdown_table, mean_std_cell, paper_numbers, write_report
 
 PLOT = "overgeneralisation.png"
+PLOT_SYSTEMATICITY = "systematicity.png"
+PLOT_SUBSTITUTIVITY = "substitutivity.png"
 OPUS_SIZES = ("small", "medium", "full")
 DATA_ORDER = ("synthetic", "semi_natural", "natural", "random")
 
@@ -90,8 +92,12 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
 
     # Table 4a / 4b: systematicity
     rows, rows_b, signatures = [], [], {}
+    per_template_all = {}   # label -> per-template means over seeds
     for test in ("np_vp", "s_conj_s"):
         means, per_template = _summary_rows(results, test)
+        for (size, data, cond, metric, t), vals in per_template.items():
+            per_template_all.setdefault(f"{test.replace('_', ' ')}\n{data} {cond}\n({size})",
+                                        []).append(st.fmean(vals))
         for key in _sorted_keys(means):
             size, data, cond, metric = key
             pr = paper["table4a"][test].get(f"{data}/{cond}")
@@ -109,6 +115,11 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
                  "ours": means[key], "paper": pr})
         for r in results:
             signatures.update((r.get("tests") or {}).get(test, {}).get("signatures", {}))
+    plots = []
+    if per_template_all:
+        plot_points(per_template_all, out_dir / PLOT_SYSTEMATICITY,
+                    "Figure 1 analogue: systematicity (dots: templates; bars: mean)")
+        plots.append(PLOT_SYSTEMATICITY)
     md += ["\n## Table 4a analogue: systematicity consistency\n",
            markdown_table(["test", "data", "condition", "ours: size", "ours",
                            "paper small", "paper medium", "paper full"], rows),
@@ -130,6 +141,14 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
                     + _paper_size_cells(pr))
     per_syn = [[data, syn, size, mean_std_cell(vals)] for (size, data, syn, metric), vals in
                sorted(means.items()) if metric.endswith("full")]
+    per_synonym = {}
+    for (size, data, syn, metric), vals in means.items():
+        kind = "synonym" if metric.endswith("synonym") else "full"
+        per_synonym.setdefault(f"{data} {kind}\n({size})", []).append(st.fmean(vals))
+    if per_synonym:
+        plot_points(per_synonym, out_dir / PLOT_SUBSTITUTIVITY,
+                    "Figure 2 analogue: substitutivity (dots: synonyms; bars: mean)")
+        plots.append(PLOT_SUBSTITUTIVITY)
     md += ["\n## Table 6a analogue: substitutivity (mean over synonyms)\n",
            markdown_table(["data", "metric", "ours: size", "ours", "paper small", "paper medium",
                            "paper full"], rows),
@@ -161,7 +180,12 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
         for e in r.get("overgeneralisation_by_step") or []:
             signatures.update(e.get("signatures", {}))
 
+    for name, what in ((PLOT_SYSTEMATICITY, "Figure 1 analogue: systematicity"),
+                       (PLOT_SUBSTITUTIVITY, "Figure 2 analogue: substitutivity")):
+        if name in plots:
+            md += [f"\n## {what}\n\n![{what}]({name})\n"]
     if og:
+        plots.append(PLOT)
         plot_overgeneralisation(og, out_dir / PLOT, title)
         md += [f"\n## Figure 3 analogue\n\n![overgeneralisation over training]({PLOT})\n",
                "Per data type: each idiom (thin) and the mean over idioms (thick), mean over "
@@ -169,7 +193,7 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
     md += ["\n## Metric signatures\n"] + [f"- `{s}`" for s in sorted(signatures.values())]
     report["signatures"] = signatures
     write_report(out_dir, report, md)
-    return "report.md, report.json" + (f", {PLOT}" if og else "")
+    return ", ".join(["report.md", "report.json"] + plots)
 
 
 def plot_overgeneralisation(og: dict, out: Path, title: str = "") -> Path:
@@ -198,5 +222,24 @@ def plot_overgeneralisation(og: dict, out: Path, title: str = "") -> Path:
     axes[0][-1].legend(fontsize=6, loc="upper right")
     if title:
         fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return save(fig, out)
+
+
+def plot_points(groups: dict[str, list[float]], out: Path, title: str) -> Path:
+    """One column per group: its values as dots (templates or synonyms) and their mean as
+    a bar (Figures 1 and 2 of the paper show the same)."""
+    plt = pyplot()
+    labels = list(groups)
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.3 * len(labels)), 3.6))
+    for i, label in enumerate(labels):
+        vals = groups[label]
+        ax.bar(i, st.fmean(vals), color="#9ecae1", width=0.6)
+        ax.scatter([i] * len(vals), vals, s=12, color="#08519c", zorder=3)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("consistency")
+    ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return save(fig, out)
