@@ -1,12 +1,13 @@
 """Paradox of compositionality report (Dankers, Bruni and Hupkes 2022): our consistency
-and overgeneralisation scores beside the paper's Tables 4a, 4b, 6a and 8, and
-Figure 3's analogue (overgeneralisation over training) as a PNG.
+and overgeneralisation scores beside the paper's Tables 4a, 4b, 6a and 8, and analogues
+of Figures 1-3 as PNGs (systematicity per template, substitutivity per synonym,
+overgeneralisation over training).
 
 :func:`build_report` takes one result dict per trained model (the engine's provenance
 keys ``run``, ``seed``, ``part`` (the training size) plus the study's evaluation:
 ``tests`` with each test's ``summary`` and ``cells``, and
-``overgeneralisation_by_step``) and writes ``report.md``, ``report.json`` and
-``overgeneralisation.png``.  Cells are mean ± sample std over seeds; the paper's are
+``overgeneralisation_by_step``) and writes ``report.md``, ``report.json`` and (where
+there is data) ``systematicity.png``, ``substitutivity.png``, ``overgeneralisation.png``.  Cells are mean ± sample std over seeds; the paper's are
 means over five seeds.  Our rows are labelled with the training size they come from
 (``generated``: the quick profile's rule-generated corpus, not OPUS: its numbers are not
 comparable to the paper's, which are printed beside them for orientation).
