@@ -22,9 +22,11 @@ systems' outputs, so ``koning.`` and ``koning .`` are the same words).
   caller lists) is mapped to one form; synonym consistency = the words holding the
   synonym's translation agree (see :func:`synonym_consistent`).
 * **Overgeneralisation** (section 4.3): a translation overgeneralises when it contains
-  one of the idiom's literal keywords (Table 7).  We match whole words (case-insensitive);
-  the authors matched substrings, so ``even`` fires inside ``geven``: ``match="substring"``
-  is their reading, and reports give both.
+  one of the idiom's literal keywords (Table 7's Dutch keyword sets, which hold the
+  copied English forms the authors saw).  We match whole words (case-insensitive); the
+  authors' released evaluation matches substrings of the lowercased translation, so
+  ``even`` fires inside ``geven``: ``match="substring"`` is their reading, and reports
+  give both.
 """
 from __future__ import annotations
 

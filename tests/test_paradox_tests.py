@@ -42,7 +42,11 @@ def natural_dir(tmp_path):
     (d / "overgeneralisation").mkdir()
     (d / "substitutivity" / "2-1.en").write_text("I ate a doughnut .\nTwo doughnuts , please .\n")
     (d / "substitutivity" / "2-2.en").write_text("I ate a donut .\nTwo donuts , please .\n")
-    (d / "overgeneralisation" / "10.en").write_text("She knew it by heart .\n")
+    (d / "overgeneralisation" / "10.en").write_text("She knew it by heart .\n"
+                                                    "He learnt the poem by heart .\n")
+    # the second reference is itself literal ('hart'): the authors leave such lines out
+    (d / "overgeneralisation" / "10.nl").write_text("Ze kende het uit het hoofd .\n"
+                                                    "Hij leerde het gedicht uit zijn hart .\n")
     return d
 
 
@@ -119,6 +123,9 @@ def test_substitutivity_and_idioms(semi_dir, natural_dir):
             assert 'that said " ' in line
     assert counts == {"synthetic": 20 * 10 * 5, "semi_natural": 20 * 10 * 2, "random": 20 * 5,
                       "natural": 1}
+    assert og.dropped["natural idiom sentences whose reference is itself literal"] == 1
+    assert [og.inputs[int(s[4])] for s in og.samples if s[0] == "natural"] == [
+        "She knew it by heart ."]
 
 
 def test_write_is_deterministic_and_read_back(tmp_path, semi_dir):

@@ -58,9 +58,11 @@ class Idiom:
 
     @property
     def keywords(self) -> tuple[str, ...]:
-        """The words whose presence marks a literal translation: the English keywords
-        (copied to the output) and their literal Dutch translations (section 4.3)."""
-        return tuple(dict.fromkeys(self.english_keywords + self.dutch_keywords))
+        """The words whose presence marks a literal translation: the Dutch keyword set,
+        as the authors' evaluation uses it (it already holds the copied English forms
+        they saw, e.g. ``scratch``, ``board``; the English keywords alone, e.g.
+        ``while``, are not checked)."""
+        return self.dutch_keywords
 
     def clause(self) -> Clause:
         text = f'that said " {self.sentence} "'

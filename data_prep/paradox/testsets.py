@@ -26,8 +26,10 @@ Tests and conditions (``n`` samples per template per condition, 500 in the paper
   with the British and once with the American term; natural pairs read from the user's
   ``{i}-1.en`` / ``{i}-2.en`` files.
 * ``overgeneralisation``: each idiom as ``that said " ... "`` at the same place; natural
-  idiom sentences from the user's ``{i}.en`` files; ``random``: the idiom between five
-  random words before and five after (ten in all, Table 7's local translations).
+  idiom sentences from the user's ``{i}.en`` files, those whose reference (``{i}.nl``,
+  when given) is itself literal left out and counted, as the authors' evaluation does;
+  ``random``: the idiom between five random words before and five after (ten in all,
+  Table 7's local translations).
 """
 from __future__ import annotations
 
@@ -300,13 +302,27 @@ def _build_overgeneralisation(b, rng, n, lex, semi, nat, syns, ids):
             w = random_words(rng, lex)
             b.add("random", "-", idiom.name, "idiom", " ".join(w[:5] + [idiom.idiom] + w[5:]))
     if nat and (nat / "overgeneralisation").is_dir():
+        from compsuite.eval.paradox import overgeneralised
+
         for i, idiom in enumerate(ids):
             p = nat / "overgeneralisation" / f"{i}.en"
-            if p.is_file():
-                for line in iter_lines(p):
-                    if not re.search(re.escape(idiom.idiom), line, re.IGNORECASE):
-                        raise DataError(f"{p}: a line without {idiom.idiom!r}: {line!r}")
-                    b.add("natural", "-", idiom.name, "idiom", line)
+            if not p.is_file():
+                continue
+            lines = list(iter_lines(p))
+            ref_path = p.with_suffix(".nl")
+            refs = list(iter_lines(ref_path)) if ref_path.is_file() else None
+            if refs is not None and len(refs) != len(lines):
+                raise DataError(f"{p} has {len(lines)} lines, {ref_path} has {len(refs)}")
+            for k, line in enumerate(lines):
+                if not re.search(re.escape(idiom.idiom), line, re.IGNORECASE):
+                    raise DataError(f"{p}: line {k + 1}: no {idiom.idiom!r} in {line!r}")
+                # as the authors: only sentences whose reference translates the idiom
+                # globally (no keyword, their substring rule) are scored
+                if refs is not None and overgeneralised(refs[k], idiom.keywords, "substring"):
+                    key = "natural idiom sentences whose reference is itself literal"
+                    b.dropped[key] = b.dropped.get(key, 0) + 1
+                    continue
+                b.add("natural", "-", idiom.name, "idiom", line)
 
 
 # ----------------------------------------------------------------------------- files
