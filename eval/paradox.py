@@ -19,8 +19,10 @@ systems' outputs, so ``koning.`` and ``koning .`` are the same words).
   translation lacks that conjunction is left out and counted (``missing_conjunction``).
 * **Substitutivity** (section 4.2): full-sentence consistency = the two translations are
   identical after every Dutch translation of the synonym pair (Table 5's and any the
-  caller lists) is mapped to one form; synonym consistency = the words holding the
-  synonym's translation agree (see :func:`synonym_consistent`).
+  caller lists) is mapped to one form; ``consistency_exact`` = identical as they are (the
+  authors' released script, which does not map forms); synonym consistency = the word
+  holding the synonym's translation is the same word in both (the authors' rule, see
+  :func:`synonym_consistent`).
 * **Overgeneralisation** (section 4.3): a translation overgeneralises when it contains
   one of the idiom's literal keywords (Table 7's Dutch keyword sets, which hold the
   copied English forms the authors saw).  We match whole words (case-insensitive); the
@@ -116,9 +118,26 @@ def np_vp_consistency(base: Sequence[str], changed: Sequence[str]) -> Result:
 
 
 # ----------------------------------------------------------------------------- S -> S CONJ S
-def conj_signature() -> str:
-    return (f"metric:s_conj_s|consistent:second_conjunct_identical|cut:after_en"
-            f"(skip_s1_en)|missing:left_out|tok:words+punct|version:{VERSION}")
+CUTS = ("source", "authors")
+
+
+def conj_signature(cut: str = "source") -> str:
+    how = {"source": "after_en(skip_s1_en_by_source)",
+           "authors": "after_en(second_en_if_first_part<5_words)"}[cut]
+    return (f"metric:s_conj_s|consistent:second_conjunct_identical|cut:{how}"
+            f"|missing:left_out|tok:words+punct|version:{VERSION}")
+
+
+def second_conjunct_authors(translation: str) -> str | None:
+    """The authors' cut (``systematicity/evaluate.py``): after the first `` en ``, or
+    after the second when fewer than five words precede the first (a coordinated
+    subject); ``None`` without `` en ``."""
+    ws = words(translation)
+    idx = [i for i, w in enumerate(ws) if w == CONJUNCTION]
+    if not idx:
+        return None
+    k = 1 if idx[0] < 5 and len(idx) > 1 else 0
+    return " ".join(ws[idx[k] + 1:]) if not (idx[0] < 5 and len(idx) == 1) else ""
 
 
 def conjuncts_to_skip(english: str) -> int:
@@ -143,11 +162,15 @@ def second_conjunct(translation: str, skip: int = 0) -> str | None:
 
 def conj_consistency(base: Sequence[str], changed: Sequence[str],
                      base_sources: Sequence[str] | None = None,
-                     changed_sources: Sequence[str] | None = None) -> Result:
+                     changed_sources: Sequence[str] | None = None,
+                     cut: str = "source") -> Result:
     """S -> S CONJ S consistency: the second conjunct's translation is identical in the
     translations of ``S1 , and S2`` and of ``S1' , and S2`` (or ``S3 , and S2``).  Each
     translation's first-conjunct ``en``s to skip are counted from its English source
-    (:func:`conjuncts_to_skip`); without sources none are skipped."""
+    (:func:`conjuncts_to_skip`); without sources none are skipped.  ``cut="authors"``
+    uses the authors' word-count heuristic instead (:func:`second_conjunct_authors`)."""
+    if cut not in CUTS:
+        raise ValueError(f"cut: one of {', '.join(CUTS)}, not {cut!r}")
     _check(base, changed, names=("base", "changed"))
     skips = []
     for srcs, name in ((base_sources, "base sources"), (changed_sources, "changed sources")):
@@ -158,21 +181,25 @@ def conj_consistency(base: Sequence[str], changed: Sequence[str],
             skips.append([conjuncts_to_skip(x) for x in srcs])
     outcomes, missing = [], 0
     for a, b, ka, kb in zip(base, changed, *skips):
-        ca, cb = second_conjunct(a, ka), second_conjunct(b, kb)
+        if cut == "authors":
+            ca, cb = second_conjunct_authors(a), second_conjunct_authors(b)
+        else:
+            ca, cb = second_conjunct(a, ka), second_conjunct(b, kb)
         if ca is None or cb is None:
             outcomes.append(None)
             missing += 1
         else:
             outcomes.append(ca == cb)
-    return _result("s_conj_s", outcomes, conj_signature(),
-                   {"missing_conjunction": missing} if missing else {})
+    return _result("s_conj_s" if cut == "source" else f"s_conj_s_{cut}", outcomes,
+                   conj_signature(cut), {"missing_conjunction": missing} if missing else {})
 
 
 # ----------------------------------------------------------------------------- substitutivity
 def substitutivity_signature(kind: str) -> str:
-    how = {"full": "full_sentence_identical", "synonym": "synonym_words_identical"}[kind]
-    return (f"metric:substitutivity_{kind}|consistent:{how}|norm:synonym_translations>one_form"
-            f"|tok:words+punct|version:{VERSION}")
+    how = {"full": "full_sentence_identical|norm:synonym_translations>one_form",
+           "exact": "full_sentence_identical|norm:none",
+           "synonym": "token_holding_synonym_identical|absent:rest_identical"}[kind]
+    return f"metric:substitutivity_{kind}|consistent:{how}|tok:words+punct|version:{VERSION}"
 
 
 def _mark(translation: str, forms: Iterable[str], mark: str = "<SYN>") -> list[str]:
@@ -199,21 +226,44 @@ def substitutivity_consistent(a: str, b: str, forms: Iterable[str]) -> bool:
     return _mark(a, forms) == _mark(b, forms)
 
 
-def synonym_consistent(a: str, b: str, forms: Iterable[str]) -> bool:
-    """Synonym consistency: the words that translate the synonym agree.
+def synonym_token(words_: Sequence[str], forms: Iterable[str]) -> str | None:
+    """The first word that holds one of the synonym's translations (a case-insensitive
+    substring: ``vliegtuigje`` holds ``vliegtuig``), or ``None``."""
+    keys = [f.lower() for f in forms if f.strip()]
+    for w in words_:
+        if any(k in w.lower() for k in keys):
+            return w
+    return None
 
-    When both translations contain one of the known ``forms``, that is the synonym's
-    translation and they agree.  Otherwise the words where the translations differ (the
-    differing stretch after their common prefix and suffix) hold the synonym's
-    translations: consistent when that stretch is empty, i.e. the translations are
-    identical (a translation that omits the synonym counts as consistent only if the rest
-    is the same, section 4.2), and inconsistent when it is not.
-    """
-    forms = list(forms)
-    ma, mb = _mark(a, forms), _mark(b, forms)
-    if "<SYN>" in ma and "<SYN>" in mb:
-        return True
-    return ma == mb
+
+def synonym_consistent(a: str, b: str, forms: Iterable[str]) -> bool:
+    """Synonym consistency, as the authors' released ``substitutivity/evaluate.py``
+    computes it: the word holding the synonym's translation (:func:`synonym_token`) is
+    the same word in both translations; a translation without one is compared whole, so
+    two translations that omit the synonym are consistent only if identical, and one that
+    omits it while the other has it is inconsistent (section 4.2).  (A known translation
+    of several words, ``shopping cart`` copied, is joined before the search.)"""
+    forms = [f for f in forms if f.strip()]
+    multi = [f for f in forms if " " in f.strip()]
+
+    def prepared(text):
+        low = " ".join(words(text))
+        for f in multi:
+            low = re.sub(re.escape(f), f.replace(" ", "_"), low, flags=re.IGNORECASE)
+        return low.split()
+
+    keys = [f.replace(" ", "_") for f in forms]
+    wa, wb = prepared(a), prepared(b)
+    ta, tb = synonym_token(wa, keys), synonym_token(wb, keys)
+    if ta is None and tb is None:
+        return wa == wb
+    return ta == tb
+
+
+def exact_consistent(a: str, b: str) -> bool:
+    """The authors' full-sentence consistency: the two translations are the same words
+    (no normalisation of the synonym's translations)."""
+    return words(a) == words(b)
 
 
 def substitutivity(first: Sequence[str], second: Sequence[str],
@@ -226,8 +276,11 @@ def substitutivity(first: Sequence[str], second: Sequence[str],
     per = forms if forms and not isinstance(forms[0], str) else [forms] * len(first)
     _check(first, per, names=("translations", "forms"))
     full = [substitutivity_consistent(a, b, f) for a, b, f in zip(first, second, per)]
+    exact = [exact_consistent(a, b) for a, b in zip(first, second)]
     syn = [synonym_consistent(a, b, f) for a, b, f in zip(first, second, per)]
     return {"consistency": _result("substitutivity_full", full, substitutivity_signature("full")),
+            "consistency_exact": _result("substitutivity_exact", exact,
+                                         substitutivity_signature("exact")),
             "synonym_consistency": _result("substitutivity_synonym", syn,
                                            substitutivity_signature("synonym"))}
 
@@ -307,9 +360,11 @@ def score_test(test: str, inputs: Sequence[str], samples: Sequence[dict],
                                                   [hyps[s["inputs"][1]] for s in ss]))
     elif test == "s_conj_s":
         for (data, cond, t), ss in _group(samples, ("data", "condition", "template")).items():
-            cell(data, t, cond, conj_consistency(
-                [hyps[s["inputs"][0]] for s in ss], [hyps[s["inputs"][1]] for s in ss],
-                [inputs[s["inputs"][0]] for s in ss], [inputs[s["inputs"][1]] for s in ss]))
+            for cut in CUTS:
+                cell(data, t, cond, conj_consistency(
+                    [hyps[s["inputs"][0]] for s in ss], [hyps[s["inputs"][1]] for s in ss],
+                    [inputs[s["inputs"][0]] for s in ss], [inputs[s["inputs"][1]] for s in ss],
+                    cut=cut))
     elif test == "substitutivity":
         for (data, item, t), ss in _group(samples, ("data", "item", "template")).items():
             forms = (synonym_forms or {}).get(item)
@@ -317,8 +372,8 @@ def score_test(test: str, inputs: Sequence[str], samples: Sequence[dict],
                 raise KeyError(f"no Dutch forms for the synonym {item!r}")
             res = substitutivity([hyps[s["inputs"][0]] for s in ss],
                                  [hyps[s["inputs"][1]] for s in ss], forms)
-            cell(data, t, item, res["consistency"])
-            cell(data, t, item, res["synonym_consistency"])
+            for key in ("consistency", "consistency_exact", "synonym_consistency"):
+                cell(data, t, item, res[key])
     elif test == "overgeneralisation":
         for (data, item, t), ss in _group(samples, ("data", "item", "template")).items():
             kws = (idiom_keywords or {}).get(item)

@@ -84,32 +84,65 @@ def test_conj_consistency_skips_s1s_own_en_and_leaves_out_missing():
     assert P.conj_consistency(base[2:3], changed[2:3]).outcomes == [False]
 
 
+def test_conj_authors_cut():
+    """The authors' heuristic: after the second 'en' when fewer than five words precede
+    the first, else after the first; both cuts are reported."""
+    two = "De dichter en het kind vergeten de koning , en de mannen huilen ."
+    assert P.second_conjunct_authors(two) == "de mannen huilen ."
+    one = "De dichter vergeet de koning , en de mannen huilen ."
+    assert P.second_conjunct_authors(one) == "de mannen huilen ."
+    # a short first conjunct without its own 'en' loses the real conjunction
+    short = "Hij lacht , en de mannen huilen ."
+    assert P.second_conjunct_authors(short) == "" and P.second_conjunct(short) == \
+        "de mannen huilen ."
+    assert P.second_conjunct_authors("De dichter vergeet de koning .") is None
+    r = P.conj_consistency([short], ["Hij lacht , en de vrouwen huilen ."], cut="authors")
+    assert r.outcomes == [True] and r.metric == "s_conj_s_authors"   # '' == ''
+    assert "second_en_if_first_part<5_words" in r.signature
+    with pytest.raises(ValueError, match="cut: one of source, authors"):
+        P.conj_consistency([one], [one], cut="last")
+
+
 FORMS = ["donut", "doughnut", "donuts"]
 
 
-@pytest.mark.parametrize("a,b,full,synonym", [
+@pytest.mark.parametrize("a,b,full,exact,synonym", [
     # the same Dutch synonym and context
-    ("De man die de donut eet .", "De man die de donut eet .", True, True),
-    # two Dutch forms of the synonym: one form after normalising
-    ("De man die de donut eet .", "De man die de doughnut eet .", True, True),
+    ("De man die de donut eet .", "De man die de donut eet .", True, True, True),
+    # two Dutch forms of the synonym: one form after normalising (ours); not the same
+    # sentence nor the same synonym word (the authors' rules)
+    ("De man die de donut eet .", "De man die de doughnut eet .", True, False, False),
     # the synonym agrees, the context changed
-    ("De man die de donut eet .", "De vent die de donut eet .", False, True),
-    # one translation omits the synonym: consistent only if the rest is identical
-    ("De man die de donut eet .", "De man die de eet .", False, False),
-    ("De man die eet .", "De man die eet .", True, True),
+    ("De man die de donut eet .", "De vent die de donut eet .", False, False, True),
+    # a word holding the translation counts as it (vliegtuigje holds vliegtuig)
+    ("Hij reist per vliegtuigje .", "Zij reist per vliegtuigje .", False, False, True),
+    # one translation omits the synonym: inconsistent; both omit it: the rest decides
+    ("De man die de donut eet .", "De man die de eet .", False, False, False),
+    ("De man die eet .", "De man die eet .", True, True, True),
+    ("De man die eet .", "De vent die eet .", False, False, False),
     # an unknown translation of the synonym in one of them
-    ("De man die de donut eet .", "De man die de oliebol eet .", False, False),
+    ("De man die de donut eet .", "De man die de oliebol eet .", False, False, False),
 ])
-def test_substitutivity(a, b, full, synonym):
-    assert P.substitutivity_consistent(a, b, FORMS) is full
-    assert P.synonym_consistent(a, b, FORMS) is synonym
+def test_substitutivity(a, b, full, exact, synonym):
+    forms = FORMS + ["vliegtuig"]
+    assert P.substitutivity_consistent(a, b, forms) is full
+    assert P.exact_consistent(a, b) is exact
+    assert P.synonym_consistent(a, b, forms) is synonym
+
+
+def test_synonym_of_several_words():
+    forms = ["winkelwagen", "shopping cart"]
+    assert P.synonym_consistent("Hij duwt de shopping cart .", "Zij duwt de shopping cart .", forms)
+    assert not P.synonym_consistent("Hij duwt de shopping cart .", "Hij duwt de winkelwagen .",
+                                    forms)
 
 
 def test_substitutivity_results():
     res = P.substitutivity(["De man die de donut eet .", "x"], ["De vent die de doughnut eet .", "x"],
                            FORMS)
     assert res["consistency"].outcomes == [False, True]
-    assert res["synonym_consistency"].outcomes == [True, True]
+    assert res["consistency_exact"].outcomes == [False, True]
+    assert res["synonym_consistency"].outcomes == [False, True]
     assert "substitutivity_full" in res["consistency"].signature
     per_sample = P.substitutivity(["a donut", "a snor"], ["a doughnut", "a snor"],
                                   [FORMS, ["snor"]])

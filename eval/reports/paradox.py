@@ -97,12 +97,12 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
     for test in ("np_vp", "s_conj_s"):
         means, per_template = _summary_rows(results, test)
         for (size, data, cond, metric, t), vals in per_template.items():
-            per_template_all.setdefault(f"{test.replace('_', ' ')}\n{data} {cond}\n({size})",
+            per_template_all.setdefault(f"{metric.replace('_', ' ')}\n{data} {cond}\n({size})",
                                         []).append(st.fmean(vals))
         for key in _sorted_keys(means):
             size, data, cond, metric = key
             pr = paper["table4a"][test].get(f"{data}/{cond}")
-            rows.append([test.replace("_", " "), data, cond, size, mean_std_cell(means[key])]
+            rows.append([metric.replace("_", " "), data, cond, size, mean_std_cell(means[key])]
                         + _paper_size_cells(pr))
             pb = paper["table4b"][test].get(f"{data}/{cond}") or [None] * 10
             cells = []
@@ -110,7 +110,7 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
                 vals = per_template.get((size, data, cond, metric, str(t)))
                 ours = "–" if not vals else f"{st.fmean(vals):.2f}"
                 cells.append(f"{ours} ({pb[t - 1]:.2f})" if pb[t - 1] is not None else ours)
-            rows_b.append([test.replace("_", " "), data, cond, size] + cells)
+            rows_b.append([metric.replace("_", " "), data, cond, size] + cells)
             report["tables"].setdefault("table4a", []).append(
                 {"test": test, "data": data, "condition": cond, "size": size,
                  "ours": means[key], "paper": pr})
@@ -136,15 +136,16 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
     rows = []
     for (size, data, metric) in sorted(per_data, key=lambda k: (k[0], DATA_ORDER.index(k[1])
                                                                 if k[1] in DATA_ORDER else 9, k[2])):
-        kind = "synonym_consistency" if metric.endswith("synonym") else "consistency"
-        pr = (paper["table6a"].get(data) or {}).get(kind)
+        kind = {"substitutivity_synonym": "synonym_consistency",
+                "substitutivity_exact": "consistency (authors: exact)"}.get(metric, "consistency")
+        pr = (paper["table6a"].get(data) or {}).get(kind.split(" ")[0])
         rows.append([data, kind.replace("_", " "), size, f"{st.fmean(per_data[(size, data, metric)]):.2f}"]
                     + _paper_size_cells(pr))
     per_syn = [[data, syn, size, mean_std_cell(vals)] for (size, data, syn, metric), vals in
                sorted(means.items()) if metric.endswith("full")]
     per_synonym = {}
     for (size, data, syn, metric), vals in means.items():
-        kind = "synonym" if metric.endswith("synonym") else "full"
+        kind = metric.rsplit("_", 1)[-1]
         per_synonym.setdefault(f"{data} {kind}\n({size})", []).append(st.fmean(vals))
     if per_synonym:
         plot_points(per_synonym, out_dir / PLOT_SUBSTITUTIVITY,
