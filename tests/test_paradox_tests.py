@@ -194,3 +194,41 @@ def test_released_semi_natural_files_build():
                     synonym_items=items.synonyms()[:1])
     assert sum(1 for s in built["np_vp"].samples if s[0] == "semi_natural") == 5000
     assert sum(1 for s in built["substitutivity"].samples if s[0] == "semi_natural") == 5000
+
+
+def test_natural_data_from_a_parallel_corpus(tmp_path, semi_dir):
+    """`compsuite data paradox natural` on a hand-made corpus: synonym pairs both ways,
+    idiom sentences with their Dutch, second conjuncts of the semi-natural lengths; the
+    output feeds the builders."""
+    from compsuite.data_prep.paradox import natural
+
+    en = ["I ate a doughnut .", "Donuts are sweet .", "She knew it by heart .",
+          "Nothing here .", "The red car is parked in the street outside ."]
+    nl = ["Ik at een donut .", "Donuts zijn zoet .", "Ze kende het uit het hoofd .",
+          "Niets hier .", "De rode auto staat buiten geparkeerd ."]
+    # corpus sentences of every semi-natural length, so each template finds matches
+    lengths = sorted({len(line.split()) for lines in SEMI.values() for line in lines})
+    for n in lengths:
+        for k in range(20):   # each corpus sentence is used once
+            en.append(" ".join([f"word{k}"] * (n - 1) + ["."]))
+            nl.append(" ".join([f"woord{k}"] * (n - 1) + ["."]))
+    (tmp_path / "c.en").write_text("\n".join(en) + "\n")
+    (tmp_path / "c.nl").write_text("\n".join(nl) + "\n")
+    out = tmp_path / "nat"
+    m = natural.extract(tmp_path / "c.en", tmp_path / "c.nl", out, semi_natural=semi_dir,
+                        per_template=2)
+    assert (out / "substitutivity" / "2-1.en").read_text().splitlines() == [
+        "I ate a doughnut .", "Doughnuts are sweet ."]
+    assert (out / "substitutivity" / "2-2.en").read_text().splitlines() == [
+        "I ate a donut .", "Donuts are sweet ."]
+    assert (out / "overgeneralisation" / "10.en").read_text() == "She knew it by heart .\n"
+    assert (out / "overgeneralisation" / "10.nl").read_text() == "Ze kende het uit het hoofd .\n"
+    assert m["counts"]["substitutivity/doughnut"] == 2 and m["counts"]["overgeneralisation/by heart"] == 1
+    for t in range(1, 11):
+        got = (out / "systematicity" / f"{t}.en").read_text().splitlines()
+        assert got and all(len(g.split()) == len(SEMI[t][0].split()) for g in got)
+    built = S.build(1, 2, natural=out, tests=["s_conj_s", "substitutivity", "overgeneralisation"])
+    assert any(s[0] == "natural" for s in built["s_conj_s"].samples)
+    (tmp_path / "c.nl").write_text("\n".join(nl[:-1]) + "\n")
+    with pytest.raises(DataError, match="c.en has more lines"):
+        natural.extract(tmp_path / "c.en", tmp_path / "c.nl", tmp_path / "nat2")

@@ -221,7 +221,7 @@ def build_generated(data_root: Path, *, data_seed: int, n_train: int, n_valid: i
 
 # ----------------------------------------------------------------------------- commands
 def add_data_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.data_prep.paradox import corpus, generate, testsets, translate
+    from compsuite.data_prep.paradox import corpus, generate, natural, testsets, translate
 
     sub = parser.add_subparsers(dest="action", required=True)
     for name, add, run, help_ in (
@@ -234,7 +234,10 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
             ("tests", testsets.add_arguments, testsets.run,
              "the test sets of every condition (<test>.en inputs, <test>.tsv samples)"),
             ("corpus", corpus.add_arguments, corpus.run,
-             "the quick profile's generated training corpus (scaled down, not OPUS)")):
+             "the quick profile's generated training corpus (scaled down, not OPUS)"),
+            ("natural", natural.add_arguments, natural.run,
+             "natural test data from your parallel corpus (synonym and idiom sentences, "
+             "length- and frequency-matched second conjuncts)")):
         p = sub.add_parser(name, help=help_)
         add(p)
         p.set_defaults(func=run)
