@@ -141,3 +141,40 @@ def test_eval_score_any_systems_file(tmp_path, capsys):
                  "np_vp", "--hyps", str(hyps)]) != 0
     err = capsys.readouterr().err
     assert f"np_vp.nl: {len(inputs) - 1} lines, but" in err and f"np_vp.en has {len(inputs)}" in err
+
+
+def test_paper_config_runs_one_update(tmp_path):
+    """The paper's fairseq Transformer-base (transformer_wmt_en_de, all embeddings shared,
+    so a joined dictionary) loads and trains one update on tiny generated data; the
+    OPUS data pipeline itself is not built yet."""
+    import dataclasses
+    import subprocess
+
+    import torch
+
+    from compsuite.data_prep.common.writers import toolkit_command
+    from compsuite.toolkits import get_backend
+    from compsuite.toolkits.base import to_cli
+    from compsuite.toolkits.fairseq import USER_DIR
+    from compsuite.torch_compat import allow_toolkit_checkpoints
+
+    study = get_study("paradox")
+    data = study.prepare("generated", 1, study.profile("tiny"), tmp_path / "DATA", show=False)
+    data = dataclasses.replace(data, joined_dictionary=True)
+    fairseq = get_backend("fairseq")
+    data.formats["fairseq"] = fairseq.write_data(data)
+    dicts = [(data.formats["fairseq"] / f"dict.{s}.txt").read_text() for s in ("src", "tgt")]
+    assert dicts[0] == dicts[1]                                  # joined
+    args = fairseq.train_args(study.run("transformer-fairseq"), "paper")
+    args.update(max_update=1, save_dir=str(tmp_path / "ck"), cpu=True, max_tokens=1024,
+                save_interval_updates=0, disable_validation=True, seed=1)
+    r = subprocess.run(toolkit_command("fairseq-train") + [str(data.formats["fairseq"]),
+                       "--user-dir", str(USER_DIR)] + to_cli(args),
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    allow_toolkit_checkpoints()
+    cfg = torch.load(tmp_path / "ck" / "checkpoint_last.pt", map_location="cpu",
+                     weights_only=False)["cfg"]["model"]
+    assert (cfg.arch, cfg.encoder_layers, cfg.decoder_layers, cfg.encoder_embed_dim,
+            cfg.encoder_ffn_embed_dim, cfg.encoder_attention_heads, cfg.share_all_embeddings,
+            cfg.dropout) == ("transformer_wmt_en_de", 6, 6, 512, 2048, 8, True, 0.3)

@@ -42,6 +42,9 @@ class Dataset:
     #: test splits may hold tokens the training split lacks (open-vocabulary subwords:
     #: the toolkit maps them to its unknown token) instead of that being an error
     allow_unknown: bool = False
+    #: one source-and-target vocabulary (fairseq's --joined-dictionary), for models that
+    #: share all embeddings (--share-all-embeddings)
+    joined_dictionary: bool = False
 
     @property
     def raw(self) -> Path:

@@ -30,7 +30,8 @@ class FairseqBackend(Backend):
 
     def write_data(self, data: Dataset) -> Path:
         out = data.root / self.data_folder
-        write_fairseq(data.raw, out, splits=data.splits, allow_unknown=data.allow_unknown)
+        write_fairseq(data.raw, out, splits=data.splits, allow_unknown=data.allow_unknown,
+                      joined_dictionary=data.joined_dictionary)
         return out
 
     def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:

@@ -118,11 +118,15 @@ def _complete(tmp: Path, out_dir: Path, writer: str, args: dict, counts: dict,
 
 
 def write_fairseq(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] = SPLITS,
-                  workers: int = 1, allow_unknown: bool = False) -> dict:
-    """Binarise ``raw_dir/{split}.{src,tgt}`` into ``out_dir`` with fairseq-preprocess."""
+                  workers: int = 1, allow_unknown: bool = False,
+                  joined_dictionary: bool = False) -> dict:
+    """Binarise ``raw_dir/{split}.{src,tgt}`` into ``out_dir`` with fairseq-preprocess
+    (``joined_dictionary``: one vocabulary for both sides)."""
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
     args = {"raw_dir": str(raw_dir), "splits": list(splits), "allow_unknown": allow_unknown,
             "source_lang": "src", "target_lang": "tgt"}
+    if joined_dictionary:   # only when set: earlier manifests stay complete
+        args["joined_dictionary"] = True
     begun = _begin(raw_dir, out_dir, "fairseq-preprocess", args, splits, allow_unknown)
     if begun is None:
         return {"skipped": True}
@@ -130,7 +134,7 @@ def write_fairseq(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str
     cmd = toolkit_command("fairseq-preprocess") + [
         "--source-lang", "src", "--target-lang", "tgt", "--destdir", str(tmp),
         "--workers", str(workers),
-    ]
+    ] + (["--joined-dictionary"] if joined_dictionary else [])
     for split, flag in (("train", "--trainpref"), ("valid", "--validpref")):
         if split in splits:
             cmd += [flag, str(raw_dir / split)]
