@@ -65,6 +65,34 @@ def iter_lines(path: str | os.PathLike) -> Iterator[str]:
             yield line.rstrip("\n").rstrip("\r")
 
 
+def iter_text(path: str | os.PathLike) -> Iterator[str]:
+    """Like :func:`iter_lines`, for a user's corpus that may be gzipped (``.gz``)."""
+    import gzip
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            yield line.rstrip("\n").rstrip("\r")
+
+
+def aligned_pairs(a: str | os.PathLike, b: str | os.PathLike,
+                  max_lines: int | None = None) -> Iterator[tuple[int, str, str]]:
+    """(line number, line of ``a``, line of ``b``) of two files aligned line by line,
+    streamed; a file that ends first is an error naming both files and the line."""
+    from itertools import zip_longest
+
+    for n, (x, y) in enumerate(zip_longest(iter_text(a), iter_text(b)), 1):
+        if max_lines and n > max_lines:
+            return
+        if x is None or y is None:
+            longer, shorter = (b, a) if x is None else (a, b)
+            raise DataError(f"{longer} has more lines than {shorter} (line {n})")
+        yield n, x, y
+
+
 def read_lines(path: str | os.PathLike, allow_empty: bool = False) -> list[str]:
     lines = list(iter_lines(path))
     if not lines and not allow_empty:

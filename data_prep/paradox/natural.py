@@ -28,9 +28,8 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Iterator
 
-from compsuite.data_prep.common.io import DataError, iter_lines, write_lines
+from compsuite.data_prep.common.io import aligned_pairs, write_lines
 from compsuite.data_prep.common.manifest import write_manifest
 
 from .items import idioms, synonyms
@@ -38,20 +37,6 @@ from .testsets import SEMI_NATURAL, read_semi_natural
 
 GENERATOR = "paradox.natural"
 VERSION = "1"
-
-
-def _pairs(en: Path, nl: Path, max_lines: int | None) -> Iterator[tuple[int, str, str]]:
-    """Aligned lines of the two sides; a side that ends first is an error naming both."""
-    from itertools import zip_longest
-
-    for n, (x, y) in enumerate(zip_longest(iter_lines(en), iter_lines(nl)), 1):
-        if max_lines and n > max_lines:
-            return
-        if x is None or y is None:
-            longer = nl if x is None else en
-            raise DataError(f"{longer} has more lines than {en if x is None else nl} "
-                            f"(line {n})")
-        yield n, x, y
 
 
 def _mean_log_freq(words: list[str], counts: Counter, total: int) -> float:
@@ -71,7 +56,7 @@ def extract(en: str | Path, nl: str | Path, out: str | Path, *, semi_natural=Non
     og = {k: ([], []) for k in range(len(ids))}
     counts: Counter = Counter()
     by_length: dict[int, list[tuple[int, str]]] = {}
-    for n, e, d in _pairs(en, nl, max_lines):
+    for n, e, d in aligned_pairs(en, nl, max_lines):
         words = e.split()
         counts.update(w.lower() for w in words)
         for k, (brit, amer) in enumerate(syn_res):

@@ -1,0 +1,365 @@
+"""``compsuite data paradox opus``: the paper profile's training data from a user's OPUS
+English-Dutch corpus, with the authors' preprocessing, and the Flores-101 dev/devtest
+sets.
+
+Section 3.1 trains fairseq Transformer-base models on OPUS English-Dutch (69M pairs) at
+three sizes: ``small`` (one million pairs), ``medium`` (one eighth of the corpus) and
+``full`` (all of it), validating on Flores-101 ``dev`` and reporting BLEU on
+``devtest``.  The preprocessing is fairseq's recipe for Transformer-base
+(``examples/translation/prepare-wmt14en2de.sh``), done with the maintained Python ports
+of its tools:
+
+1. the pairs of the size are drawn uniformly without replacement (numpy, seeded;
+   ``full`` keeps every pair, in order);
+2. punctuation normalisation and Moses tokenisation (``sacremoses``: aggressive hyphen
+   splitting, XML escaping, as ``tokenizer.perl -a`` and fairseq's ``--tokenizer moses``);
+3. cleaning as ``clean-corpus-n.perl 1 250 -ratio 1.5``: a pair with an empty side,
+   a side over 250 tokens or a token-length ratio over 1.5 is dropped and counted;
+4. BPE (``subword-nmt``) learnt jointly on both sides of the training split, 60,000
+   merges by default, applied to every split (``@@`` continuation marker);
+5. ``raw/{train,valid,test}.{src,tgt}`` (valid = Flores dev, test = Flores devtest)
+   for ``fairseq-preprocess --joined-dictionary``; ``raw/flores/devtest.{en,nl}`` kept
+   untokenised for sacrebleu; ``raw/codec.json`` + ``raw/bpe.codes`` describe the encoding so
+   that test inputs are encoded and translations decoded the same way
+   (:class:`Codec`; fairseq's ``--tokenizer moses --bpe subword_nmt --bpe-codes``
+   read the same files).
+
+Flores-101 is read from its release layout: ``dev/eng.dev``, ``dev/nld.dev``,
+``devtest/eng.devtest``, ``devtest/nld.devtest`` under the folder given.  The corpus
+is streamed (``.gz`` allowed); its two sides must have the same number of lines.
+Tokenising and applying BPE run on ``--jobs`` processes (ordered, so the output does
+not depend on the number).  A folder whose manifest matches the arguments is reused.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from compsuite.data_prep.common.io import (DataError, aligned_pairs, atomic_open, iter_text,
+                                           read_lines, write_lines)
+from compsuite.data_prep.common.manifest import is_complete, write_manifest
+
+GENERATOR = "paradox.opus"
+VERSION = "1"
+SIZES = {"small": "one million pairs", "medium": "one eighth of the corpus",
+         "full": "the whole corpus"}
+SMALL_PAIRS = 1_000_000
+MEDIUM_FRACTION = 8
+FLORES = {"valid": "dev", "test": "devtest"}
+CODEC = "codec.json"
+PACKAGES = ("compsuite", "sacremoses", "subword-nmt", "numpy")
+
+
+# ----------------------------------------------------------------------------- encoding
+class Codec:
+    """The encoding of a prepared folder: Moses normalisation + tokenisation and BPE
+    for inputs, BPE removal + Moses detokenisation for outputs (``codec.json``)."""
+
+    def __init__(self, folder: str | Path):
+        folder = Path(folder)
+        path = folder / CODEC
+        if not path.is_file():
+            raise DataError(f"{path}: no such file (prepare the folder with "
+                            "'compsuite data paradox opus')")
+        self.spec = json.loads(path.read_text(encoding="utf-8"))
+        self.source, self.target = self.spec["source_lang"], self.spec["target_lang"]
+        self._codes = folder / self.spec["bpe_codes"]
+        self._tok: dict[str, object] = {}
+        self._bpe = None
+
+    @staticmethod
+    def write(folder: Path, source: str, target: str, codes: str) -> dict:
+        spec = {"tokenizer": "moses", "normalize_punctuation": True,
+                "aggressive_dash_splits": True, "escape": True,
+                "bpe": "subword_nmt", "bpe_codes": codes, "separator": "@@",
+                "source_lang": source, "target_lang": target}
+        with atomic_open(folder / CODEC) as fh:
+            json.dump(spec, fh, indent=2)
+            fh.write("\n")
+        return spec
+
+    def tokenize(self, line: str, lang: str) -> str:
+        if lang not in self._tok:
+            from sacremoses import MosesPunctNormalizer, MosesTokenizer
+
+            self._tok[lang] = (MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang))
+        norm, tok = self._tok[lang]
+        return tok.tokenize(norm.normalize(line), aggressive_dash_splits=True,
+                            return_str=True, escape=True)
+
+    def bpe(self, line: str) -> str:
+        if self._bpe is None:
+            from subword_nmt.apply_bpe import BPE
+
+            with open(self._codes, encoding="utf-8") as fh:
+                self._bpe = BPE(fh, separator=self.spec["separator"])
+        return self._bpe.process_line(line)
+
+    def encode(self, lines: list[str], lang: str | None = None) -> list[str]:
+        """Model inputs for plain sentences (source language by default)."""
+        lang = lang or self.source
+        return [self.bpe(self.tokenize(x, lang)) for x in lines]
+
+    def decode(self, lines: list[str], lang: str | None = None) -> list[str]:
+        """Plain sentences from model outputs (target language by default)."""
+        from sacremoses import MosesDetokenizer
+
+        detok = MosesDetokenizer(lang=lang or self.target)
+        sep = self.spec["separator"] + " "
+        return [detok.detokenize((x + " ").replace(sep, "").split()) for x in lines]
+
+
+class CodecTranslator:
+    """A translator of plain sentences over one that reads and writes the encoded
+    form (the translator protocol: ``translate``, ``calls``, ``batches``)."""
+
+    def __init__(self, inner, codec: Codec):
+        self.inner, self.codec = inner, codec
+        self.name = f"{getattr(inner, 'name', 'translator')}+moses-bpe"
+        self.calls = 0
+
+    @property
+    def batches(self) -> int:
+        return getattr(self.inner, "batches", 0)
+
+    def translate(self, sources: list[str]) -> list[str]:
+        self.calls += 1
+        return self.codec.decode(self.inner.translate(self.codec.encode(list(sources))))
+
+
+# ----------------------------------------------------------------------------- workers
+_WORKER: dict = {}
+
+
+def _init_worker(folder: str | None, langs: tuple[str, str]) -> None:
+    from sacremoses import MosesPunctNormalizer, MosesTokenizer
+
+    _WORKER["tok"] = {lang: (MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang))
+                      for lang in langs}
+    _WORKER["bpe"] = None
+    if folder:
+        from subword_nmt.apply_bpe import BPE
+
+        with open(Path(folder) / "bpe.codes", encoding="utf-8") as fh:
+            _WORKER["bpe"] = BPE(fh, separator="@@")
+
+
+def _tokenize_chunk(chunk: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    out = []
+    for pair in chunk:
+        sides = []
+        for text, (norm, tok) in zip(pair, _WORKER["tok"].values()):
+            sides.append(tok.tokenize(norm.normalize(text), aggressive_dash_splits=True,
+                                      return_str=True, escape=True))
+        out.append(tuple(sides))
+    return out
+
+
+def _bpe_chunk(chunk: list[str]) -> list[str]:
+    return [_WORKER["bpe"].process_line(x) for x in chunk]
+
+
+def _chunks(items, size: int = 2000):
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _mapped(fn, chunks, jobs: int, initargs):
+    """``fn`` over ``chunks`` in order, on ``jobs`` processes (1: in this process)."""
+    if jobs <= 1:
+        _init_worker(*initargs)
+        for c in chunks:
+            yield fn(c)
+        return
+    import multiprocessing as mp
+
+    # fork (as torch's DataLoader on Linux): a spawned worker would re-run a user's
+    # script that lacks an ``if __name__ == "__main__"`` guard
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    with mp.get_context(method).Pool(jobs, _init_worker, initargs) as pool:
+        yield from pool.imap(fn, chunks)
+
+
+# ----------------------------------------------------------------------------- preparing
+def flores_files(flores: str | Path) -> dict[str, tuple[Path, Path]]:
+    """split -> (English, Dutch) files of a Flores-101 release folder."""
+    root = Path(flores)
+    out = {}
+    for split, name in FLORES.items():
+        en, nl = root / name / f"eng.{name}", root / name / f"nld.{name}"
+        for p in (en, nl):
+            if not p.is_file():
+                raise DataError(f"{p}: no such file (--flores names the Flores-101 folder "
+                                f"holding {name}/eng.{name} and {name}/nld.{name})")
+        out[split] = (en, nl)
+    return out
+
+
+def select(n_total: int, size: str, seed: int, small_pairs: int = SMALL_PAIRS,
+           medium_fraction: int = MEDIUM_FRACTION):
+    """A boolean mask over the corpus's lines: the pairs of ``size`` (None: all)."""
+    import numpy as np
+
+    if size == "full":
+        return None
+    k = small_pairs if size == "small" else n_total // medium_fraction
+    if k >= n_total:
+        return None
+    mask = np.zeros(n_total, dtype=bool)
+    mask[np.random.default_rng(seed).choice(n_total, size=k, replace=False)] = True
+    return mask
+
+
+def _clean(en: str, nl: str, max_len: int, ratio: float) -> str | None:
+    """Why clean-corpus-n would drop this tokenised pair (None: kept)."""
+    a, b = len(en.split()), len(nl.split())
+    if a == 0 or b == 0:
+        return "empty side"
+    if a > max_len or b > max_len:
+        return f"side over {max_len} tokens"
+    if max(a, b) / min(a, b) > ratio:
+        return f"token-length ratio over {ratio}"
+    return None
+
+
+def prepare(en: str | Path, nl: str | Path, flores: str | Path, out: str | Path, *,
+            size: str = "small", seed: int = 1, merges: int = 60000, max_len: int = 250,
+            ratio: float = 1.5, small_pairs: int = SMALL_PAIRS, jobs: int = 1,
+            show: bool = True) -> dict:
+    """Write the folder described in the module docstring; return its manifest."""
+    from subword_nmt.learn_bpe import learn_bpe
+    from tqdm import tqdm
+
+    if size not in SIZES:
+        raise DataError(f"unknown size '{size}' ({', '.join(SIZES)})")
+    out = Path(out)
+    raw = out / "raw"
+    args = {"en": str(Path(en).resolve()), "nl": str(Path(nl).resolve()),
+            "flores": str(Path(flores).resolve()), "size": size, "seed": seed,
+            "merges": merges, "max_len": max_len, "ratio": ratio, "small_pairs": small_pairs}
+    if is_complete(raw, GENERATOR, args, version=VERSION):
+        return json.loads((raw / "manifest.json").read_text(encoding="utf-8"))
+    splits_flores = flores_files(flores)
+    for d in (out / "tok", raw / "flores"):
+        d.mkdir(parents=True, exist_ok=True)
+
+    n_total = sum(1 for _ in aligned_pairs(en, nl))
+    if n_total == 0:
+        raise DataError(f"{en}: file is empty")
+    mask = select(n_total, size, seed, small_pairs)
+    selected = n_total if mask is None else int(mask.sum())
+
+    def chosen():
+        for n, x, y in aligned_pairs(en, nl):
+            if mask is None or mask[n - 1]:
+                yield x, y
+
+    dropped: Counter = Counter()
+    vocab: Counter = Counter()
+    kept = 0
+    bar = tqdm(total=selected, desc=f"tokenise OPUS {size}", unit="pair", disable=not show)
+    with atomic_open(out / "tok" / "train.en") as fe, atomic_open(out / "tok" / "train.nl") as fn:
+        for chunk in _mapped(_tokenize_chunk, _chunks(chosen()), jobs, (None, ("en", "nl"))):
+            for x, y in chunk:
+                why = _clean(x, y, max_len, ratio)
+                if why:
+                    dropped[why] += 1
+                    continue
+                fe.write(x + "\n")
+                fn.write(y + "\n")
+                vocab.update(x.split())
+                vocab.update(y.split())
+                kept += 1
+            bar.update(len(chunk))
+    bar.close()
+    if kept == 0:
+        raise DataError(f"{en}: no training pair is left after cleaning ({dict(dropped)})")
+
+    if show:
+        print(f"learning {merges} BPE merges on {len(vocab)} token types", file=sys.stderr,
+              flush=True)
+    words = io.StringIO("".join(f"{w} {c}\n" for w, c in sorted(vocab.items())))
+    import contextlib
+
+    quiet = contextlib.nullcontext() if show else contextlib.redirect_stderr(io.StringIO())
+    with atomic_open(raw / "bpe.codes") as fh, quiet:      # (its progress bar)
+        learn_bpe(words, fh, merges, min_frequency=2, is_dict=True)
+    Codec.write(raw, "en", "nl", "bpe.codes")
+
+    counts = {"corpus_pairs": n_total, "selected_pairs": selected, "train": kept}
+    for side, dst in (("en", "src"), ("nl", "tgt")):
+        lines = iter_text(out / "tok" / f"train.{side}")
+        with atomic_open(raw / f"train.{dst}") as fh:
+            for chunk in _mapped(_bpe_chunk, _chunks(lines), jobs, (str(raw), ("en", "nl"))):
+                fh.writelines(x + "\n" for x in chunk)
+    codec = Codec(raw)
+    for split, (fen, fnl) in splits_flores.items():
+        ens, nls = read_lines(fen), read_lines(fnl)
+        if len(ens) != len(nls):
+            raise DataError(f"line counts differ: {fen} has {len(ens)}, {fnl} has {len(nls)} lines")
+        write_lines(raw / f"{split}.src", codec.encode(ens, "en"))
+        write_lines(raw / f"{split}.tgt", codec.encode(nls, "nl"))
+        if split == "test":
+            write_lines(raw / "flores" / "devtest.en", ens)
+            write_lines(raw / "flores" / "devtest.nl", nls)
+        counts[split] = len(ens)
+
+    pieces: Counter = Counter()
+    for side in ("src", "tgt"):
+        for line in iter_text(raw / f"train.{side}"):
+            pieces.update(line.split())
+    files = [f"{s}.{d}" for s in ("train", "valid", "test") for d in ("src", "tgt")]
+    files += ["bpe.codes", CODEC, "flores/devtest.en", "flores/devtest.nl"]
+    return write_manifest(
+        raw, generator=GENERATOR, generator_version=VERSION, seed=seed, args=args,
+        files=files, counts=counts, dropped=dict(dropped),
+        statistics={"token_types": len(vocab), "bpe_types_train": len(pieces),
+                    "mean_tokens": {s: _mean_len(out / "tok" / f"train.{s}")
+                                    for s in ("en", "nl")}},
+        extra={"flores": {s: [str(a), str(b)] for s, (a, b) in splits_flores.items()},
+               "encoding": codec.spec},
+        packages=PACKAGES)
+
+
+def _mean_len(path: Path) -> float:
+    n = t = 0
+    for line in iter_text(path):
+        n += 1
+        t += len(line.split())
+    return round(t / max(1, n), 2)
+
+
+# ----------------------------------------------------------------------------- command
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--en", required=True, help="the corpus's English side (one sentence a line; .gz ok)")
+    ap.add_argument("--nl", required=True, help="its Dutch side, aligned line by line")
+    ap.add_argument("--flores", required=True, metavar="DIR",
+                    help="the Flores-101 folder (dev/eng.dev, dev/nld.dev, devtest/...)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--size", choices=list(SIZES), default="small",
+                    help="small: 1M pairs; medium: one eighth; full: all (section 3.1)")
+    ap.add_argument("--seed", type=int, default=1, help="the pair selection's seed")
+    ap.add_argument("--merges", type=int, default=60000, help="BPE merges (60,000)")
+    ap.add_argument("--small-pairs", type=int, default=SMALL_PAIRS,
+                    help="pairs in the small setup (1,000,000)")
+    ap.add_argument("--jobs", type=int, default=1, help="tokenising processes")
+
+
+def run(a: argparse.Namespace) -> int:
+    m = prepare(a.en, a.nl, a.flores, a.out, size=a.size, seed=a.seed, merges=a.merges,
+                small_pairs=a.small_pairs, jobs=a.jobs)
+    for k, v in m["counts"].items():
+        print(f"{k}: {v}", file=sys.stderr)
+    for k, v in m["dropped"].items():
+        print(f"dropped ({k}): {v}", file=sys.stderr)
+    return 0
