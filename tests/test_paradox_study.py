@@ -1,5 +1,5 @@
 """The paradox study on the study interface: its YAML keys, its plan, the paper profile's
-honest refusal (OPUS preparation is not built), the data folders, the evaluation over
+paths (environment variables, errors), the data folders, the evaluation over
 fairseq's interval checkpoints (tiny run: translations stored, resumed), the report on
 hand-made results beside the paper's numbers, `compsuite eval paradox score` on a plain
 file from any system, and fairseq's checkpoint listing."""
@@ -36,13 +36,19 @@ def test_bad_yaml_names_the_file_and_key(tmp_path, edit, message):
     assert str(tmp_path / "paradox.yaml") in str(e.value) and message in str(e.value)
 
 
-def test_plan_and_the_paper_profiles_refusal(tmp_path):
+def test_plan_and_the_paper_profiles_paths(tmp_path, monkeypatch):
     study = get_study("paradox")
     paper = study.plan(study.profile("paper"))
     assert len(paper) == 15 and {u.part for u in paper} == {"small", "medium", "full"}
+    assert {u.part: u.train_options["save_epochs"][-1] for u in paper} == {
+        "small": 160, "medium": 50, "full": 30}
     assert [u.path for u in study.plan(study.profile("quick"))] == [
         "generated/transformer-fairseq/seed1"]
-    with pytest.raises(ConfigError, match="OPUS corpus .* not built yet"):
+    monkeypatch.delenv("PARADOX_OPUS_EN", raising=False)
+    with pytest.raises(ConfigError, match="PARADOX_OPUS_EN, which is not set"):
+        study.prepare("small", 1, study.profile("paper"), tmp_path)
+    monkeypatch.setenv("PARADOX_OPUS_EN", str(tmp_path / "missing.en"))
+    with pytest.raises(ConfigError, match=r"data\.en: .*missing\.en: no such file"):
         study.prepare("small", 1, study.profile("paper"), tmp_path)
 
 

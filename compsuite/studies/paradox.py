@@ -8,21 +8,31 @@ profile has:
 * ``data``: ``corpus: generated`` (the quick profile's rule-generated English-Dutch
   pairs with inserted idioms, :mod:`compsuite.data_prep.paradox.corpus`; scaled down,
   not OPUS) with ``n_train`` / ``n_valid`` / ``n_test`` and ``seed``; or ``corpus:
-  opus`` with ``sizes`` (the paper's ``small``, ``medium``, ``full``) for a user's OPUS
-  corpus (not built yet: preparing it stops with an error that says so);
+  opus`` (a user's OPUS corpus, :mod:`compsuite.data_prep.paradox.opus`) with ``sizes``
+  (the paper's ``small``, ``medium``, ``full``), ``en`` / ``nl`` (the corpus's two
+  sides), ``flores`` (the Flores-101 folder), each a path that may name environment
+  variables (``${PARADOX_OPUS_EN}``), ``bpe_merges`` (60,000), ``small_pairs``
+  (1,000,000), ``jobs`` (tokenising processes), ``seed`` (the pair selection) and
+  ``checkpoint_epochs`` (size -> the epochs whose model is kept and tested for
+  overgeneralisation; the run's ``save_epochs``);
 * ``tests``: ``n`` (samples per template per condition; 500 in the paper), ``seed``,
   ``semi_natural`` / ``natural`` (folders of the released / the user's files; absent:
   those conditions are skipped), ``idioms``: ``table7`` (the paper's 20) or ``quick``
   (the four idioms the generated corpus holds).
 
 Units: ``<size>/<run>/seed<S>`` (one part per training size).  Data:
-``DATA/paradox/<corpus>/<size>/seed<D>/{text,raw,tests}``.  Evaluation translates the
-consistency tests with the last checkpoint and the overgeneralisation test with every
-checkpoint the training saved (``--save-interval-updates``), beam 5 as the authors.
+``DATA/paradox/<corpus>/<size>/seed<D>/{text or tok,raw,tests}``.  Evaluation
+translates the consistency tests with the last checkpoint and the overgeneralisation
+test with every checkpoint the training saved (the ``checkpoint_epochs`` of the size,
+else every ``--save-interval-updates``), beam 5 as the authors; OPUS models read and
+write Moses-tokenised BPE, so their translator encodes inputs and decodes outputs
+(``raw/codec.json``), and their BLEU on Flores-101 devtest is computed with sacrebleu.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import shutil
 from pathlib import Path
 
@@ -33,7 +43,9 @@ from compsuite.registry import Profile, check_keys, near, positive_int
 from compsuite.studies.base import Study
 from compsuite.toolkits import Dataset
 
-DATA_KEYS = {"corpus", "sizes", "seed", "n_train", "n_valid", "n_test"}
+DATA_KEYS = {"corpus", "sizes", "seed", "n_train", "n_valid", "n_test", "en", "nl", "flores",
+             "bpe_merges", "small_pairs", "jobs", "checkpoint_epochs"}
+OPUS_KEYS = {"en", "nl", "flores", "bpe_merges", "small_pairs", "jobs", "checkpoint_epochs"}
 TEST_KEYS = {"n", "seed", "semi_natural", "natural", "idioms"}
 CORPORA = ("generated", "opus")
 OPUS_SIZES = {"small": "about 1M pairs", "medium": "one eighth of the corpus",
@@ -65,8 +77,28 @@ class Paradox(Study):
                     if size not in OPUS_SIZES:
                         raise ConfigError(f"{at}.data.sizes: unknown size '{size}' "
                                           f"({', '.join(OPUS_SIZES)}){near(size, OPUS_SIZES)}")
-            elif "sizes" in data:
-                raise ConfigError(f"{at}.data.sizes: only for corpus: opus")
+                for key in ("bpe_merges", "small_pairs", "jobs"):
+                    if key in data:
+                        positive_int(data[key], f"{at}.data.{key}")
+                for key in ("en", "nl", "flores"):
+                    if not isinstance(data.get(key), str) or not data[key]:
+                        raise ConfigError(f"{at}.data.{key}: a path (environment variables "
+                                          "allowed), not " + repr(data.get(key)))
+                epochs = data.get("checkpoint_epochs") or {}
+                if not isinstance(epochs, dict):
+                    raise ConfigError(f"{at}.data.checkpoint_epochs: size -> list of epochs")
+                for size, val in epochs.items():
+                    if size not in OPUS_SIZES:
+                        raise ConfigError(f"{at}.data.checkpoint_epochs: unknown size '{size}'"
+                                          f"{near(str(size), OPUS_SIZES)}")
+                    if (not isinstance(val, list) or not val or sorted(set(val)) != val or not all(
+                            isinstance(e, int) and not isinstance(e, bool) and e > 0 for e in val)):
+                        raise ConfigError(f"{at}.data.checkpoint_epochs.{size}: increasing "
+                                          f"positive epochs, not {val!r}")
+            else:
+                for key in sorted({"sizes"} | OPUS_KEYS):
+                    if key in data:
+                        raise ConfigError(f"{at}.data.{key}: only for corpus: opus")
             tests = check_keys(prof.options.get("tests") or {}, TEST_KEYS, f"{at}.tests")
             for key in ("n", "seed"):
                 if key in tests:
@@ -92,7 +124,9 @@ class Paradox(Study):
                 for s in self._sizes(profile)}
 
     def plan(self, profile: Profile, seeds=None, runs=None) -> list[Unit]:
-        return [Unit(size, r, s, size, f"{size}/{r}/seed{s}")
+        epochs = (profile.options.get("data") or {}).get("checkpoint_epochs") or {}
+        return [Unit(size, r, s, size, f"{size}/{r}/seed{s}",
+                     train_options={"save_epochs": epochs[size]} if size in epochs else None)
                 for size in self._sizes(profile) for s in seeds or profile.seeds
                 for r in runs or profile.runs]
 
@@ -102,10 +136,9 @@ class Paradox(Study):
         data = profile.options.get("data") or {}
         tests = profile.options.get("tests") or {}
         if dataset in OPUS_SIZES:
-            raise ConfigError(
-                f"{self.where('profiles', profile.name, 'data')}: training on a user's OPUS "
-                "corpus (the paper profile) is not built yet; the quick profile trains on "
-                "generated data (data_prep/paradox/doc.md)")
+            at = self.where("profiles", profile.name, "data")
+            paths = {k: resolve_path(data[k], f"{at}.{k}") for k in ("en", "nl", "flores")}
+            return build_opus(Path(data_root), dataset, paths, data, tests, show=show)
         return build_generated(Path(data_root), data_seed=data.get("seed", 1),
                                n_train=data.get("n_train", 12000),
                                n_valid=data.get("n_valid", 500), n_test=data.get("n_test", 500),
@@ -119,9 +152,29 @@ class Paradox(Study):
         synonym_forms, idiom_keywords = item_tables(ctx.profile.options.get("tests") or {})
         generation = {**ctx.generation}
         out = {"beam": generation.get("beam"), "tests": {}, "overgeneralisation_by_step": []}
-        last = ctx.backend.checkpoints(ctx.run_dir)
+        by_epoch = bool((ctx.unit.train_options or {}).get("save_epochs"))
+        last = (ctx.backend.epoch_checkpoints(ctx.run_dir) if by_epoch
+                else ctx.backend.checkpoints(ctx.run_dir))
+        out["step_unit"] = "epoch" if by_epoch else "update"
         final = str(last[-1][1]) if last else ctx.checkpoint
-        tr = ctx.load(final)
+        codec = None
+        if (ctx.data.raw / "codec.json").is_file():
+            from compsuite.data_prep.paradox.opus import Codec
+
+            codec = Codec(ctx.data.raw)
+
+        def load(path):
+            tr = ctx.load(path)
+            if codec is None:
+                return tr
+            from compsuite.data_prep.paradox.opus import CodecTranslator
+
+            return CodecTranslator(tr, codec)
+
+        tr = load(final)
+        flores = ctx.data.raw / "flores"
+        if (flores / "devtest.en").is_file():
+            out["flores_bleu"] = flores_bleu(tr, flores, ctx.run_dir / "translations")
         for test in CONSISTENCY_TESTS:
             inputs, samples = _read(tests_dir, test)
             hyps = translate_cached(tr, inputs, ctx.run_dir / "translations" / f"final-{test}.nl")
@@ -130,13 +183,14 @@ class Paradox(Study):
                                   "signatures": res["signatures"]}
         inputs, samples = _read(tests_dir, "overgeneralisation")
         for step, ck in last or [(None, Path(ctx.checkpoint))]:
-            tr = ctx.load(str(ck))
+            tr = load(str(ck))
             hyps = translate_cached(tr, inputs, ctx.run_dir / "translations" /
                                     f"step{step}-overgeneralisation.nl")
             res = score_test("overgeneralisation", inputs, samples, hyps,
                              idiom_keywords=idiom_keywords)
             out["overgeneralisation_by_step"].append(
-                {"step": step, "checkpoint": str(ck), "summary": res["summary"],
+                {"step": step, "unit": out["step_unit"], "checkpoint": str(ck),
+                 "summary": res["summary"],
                  "signatures": res["signatures"]})
         out["checkpoint"] = final
         return out
@@ -168,6 +222,69 @@ def translate_cached(translator, inputs: list[str], path: Path) -> list[str]:
     hyps = translator.translate(list(inputs))
     write_lines(path, hyps)
     return hyps
+
+
+def flores_bleu(translator, folder: Path, out_dir: Path) -> dict:
+    """sacreBLEU of the model on Flores-101 devtest (plain text both sides)."""
+    import sacrebleu
+
+    from compsuite.data_prep.common.io import read_lines
+
+    sources, refs = read_lines(folder / "devtest.en"), read_lines(folder / "devtest.nl")
+    hyps = translate_cached(translator, sources, out_dir / "flores-devtest.nl")
+    bleu = sacrebleu.metrics.BLEU()
+    score = bleu.corpus_score(hyps, [refs])
+    return {"score": round(score.score, 2), "signature": str(bleu.get_signature()),
+            "n": len(hyps)}
+
+
+_VAR = re.compile(r"\$\{?(\w+)\}?")
+
+
+def resolve_path(value: str, where: str) -> Path:
+    """A YAML path with ``~`` and environment variables expanded; an unset variable
+    or a path that does not exist is an error naming the key."""
+    expanded = os.path.expanduser(os.path.expandvars(value))
+    unset = _VAR.findall(expanded)
+    if unset:
+        raise ConfigError(f"{where}: '{value}' names the environment variable "
+                          f"{unset[0]}, which is not set (export it, or put the path in the "
+                          "YAML)")
+    path = Path(expanded)
+    if not path.exists():
+        raise ConfigError(f"{where}: {path}: no such file or folder")
+    return path
+
+
+def build_opus(data_root: Path, size: str, paths: dict, data: dict, tests: dict,
+               show: bool = True) -> Dataset:
+    """``DATA/paradox/opus/<size>/seed<D>/``: ``tok/`` and ``raw/`` (the prepared
+    corpus, :func:`compsuite.data_prep.paradox.opus.prepare`) and ``tests/``."""
+    import sys
+
+    from compsuite.data_prep.paradox import opus, testsets
+
+    seed = data.get("seed", 1)
+    root = data_root / "paradox" / "opus" / size / f"seed{seed}"
+    if show:
+        print(f"paradox data: {root}", file=sys.stderr, flush=True)
+    opus.prepare(paths["en"], paths["nl"], paths["flores"], root, size=size, seed=seed,
+                 merges=data.get("bpe_merges", 60000),
+                 small_pairs=data.get("small_pairs", opus.SMALL_PAIRS),
+                 jobs=data.get("jobs", 1), show=show)
+    testsets.write(root / "tests", tests.get("seed", 1), tests.get("n", 500),
+                   semi_natural=tests.get("semi_natural"), natural=tests.get("natural"),
+                   idiom_label=tests.get("idioms", "table7"),
+                   idiom_items=_quick_items(tests))
+    return Dataset(root, label=f"paradox OPUS {size} seed{seed}",
+                   splits=("train", "valid", "test"), allow_unknown=True,
+                   joined_dictionary=True)
+
+
+def _quick_items(tests: dict):
+    from compsuite.data_prep.paradox import corpus
+
+    return corpus.quick_idioms() if tests.get("idioms", "table7") == "quick" else None
 
 
 def item_tables(tests: dict) -> tuple[dict, dict]:
@@ -209,10 +326,9 @@ def build_generated(data_root: Path, *, data_seed: int, n_train: int, n_valid: i
             sha256_file(raw / f) != d for f, d in read_manifest(raw)["sha256"].items()):
         write_manifest(raw, generator="paradox.raw", generator_version="1", seed=data_seed,
                        args={"text": str(root / "text")}, files=files)
-    items = corpus.quick_idioms() if tests.get("idioms", "table7") == "quick" else None
     testsets.write(root / "tests", tests.get("seed", 1), tests.get("n", 500),
                    semi_natural=tests.get("semi_natural"), natural=tests.get("natural"),
-                   idiom_items=items, idiom_label=tests.get("idioms", "table7"))
+                   idiom_items=_quick_items(tests), idiom_label=tests.get("idioms", "table7"))
     # a small corpus's valid/test may hold a word its train split lacks (the model maps
     # it to <unk>, as it does for a test input's unseen word)
     return Dataset(root, label=f"paradox generated {size} seed{data_seed}",
@@ -221,7 +337,7 @@ def build_generated(data_root: Path, *, data_seed: int, n_train: int, n_valid: i
 
 # ----------------------------------------------------------------------------- commands
 def add_data_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.data_prep.paradox import corpus, generate, natural, testsets, translate
+    from compsuite.data_prep.paradox import corpus, generate, natural, opus, testsets, translate
 
     sub = parser.add_subparsers(dest="action", required=True)
     for name, add, run, help_ in (
@@ -237,7 +353,10 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
              "the quick profile's generated training corpus (scaled down, not OPUS)"),
             ("natural", natural.add_arguments, natural.run,
              "natural test data from your parallel corpus (synonym and idiom sentences, "
-             "length- and frequency-matched second conjuncts)")):
+             "length- and frequency-matched second conjuncts)"),
+            ("opus", opus.add_arguments, opus.run,
+             "the paper profile's training data from your OPUS corpus and Flores-101 "
+             "(Moses tokenisation, BPE; small / medium / full)")):
         p = sub.add_parser(name, help=help_)
         add(p)
         p.set_defaults(func=run)

@@ -101,6 +101,11 @@ class Backend:
         order (for a study that selects one itself)."""
         raise ConfigError(f"the {self.name} backend does not list its checkpoints")
 
+    def epoch_checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
+        """The end-of-epoch checkpoints a training left in ``run_dir``, as (epoch,
+        path) in epoch order."""
+        raise ConfigError(f"the {self.name} backend does not list its epoch checkpoints")
+
     def load(self, checkpoint: str | Path, data: Dataset | None, kind: str = "translator",
              generation: dict | None = None):
         raise NotImplementedError

@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from .plots import pyplot, save
-from .tables import markdown_table, mean_std_cell, paper_numbers, write_report
+from .tables import markdown_table, mean_std, mean_std_cell, paper_numbers, write_report
 
 PLOT = "overgeneralisation.png"
 PLOT_SYSTEMATICITY = "systematicity.png"
@@ -188,17 +188,43 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
             md += [f"\n## {what}\n\n![{what}]({name})\n"]
     if og:
         plots.append(PLOT)
-        plot_overgeneralisation(og, out_dir / PLOT, title)
+        units = {r["part"]: r.get("step_unit", "update") for r in results}
+        plot_overgeneralisation(og, out_dir / PLOT, title, units)
         md += [f"\n## Figure 3 analogue\n\n![overgeneralisation over training]({PLOT})\n",
                "Per data type: each idiom (thin) and the mean over idioms (thick), mean over "
                "seeds, whole-word keyword match."]
+    bleu = defaultdict(list)
+    bleu_sig = {}
+    for r in results:
+        if r.get("flores_bleu"):
+            bleu[r["part"]].append(r["flores_bleu"]["score"])
+            bleu_sig["flores_bleu"] = r["flores_bleu"]["signature"]
+    if bleu:
+        pb = paper.get("bleu_flores_devtest") or {}
+        rows = [[size, len(v), _bleu_cell(v),
+                 "–" if pb.get(size) is None else f"{pb[size]:.1f}"] for size, v in sorted(bleu.items())]
+        md += ["\n## BLEU on Flores-101 devtest (section 3.1)\n",
+               "sacreBLEU on detokenised output, beam 5. The paper's three scores are lost in "
+               "the rendering of our copy of the text (–).\n",
+               markdown_table(["size", "models", "ours", "paper"], rows)]
+        report["tables"]["bleu_flores_devtest"] = {k: v for k, v in bleu.items()}
+        signatures.update(bleu_sig)
     md += ["\n## Metric signatures\n"] + [f"- `{s}`" for s in sorted(signatures.values())]
     report["signatures"] = signatures
     write_report(out_dir, report, md)
     return ", ".join(["report.md", "report.json"] + plots)
 
 
-def plot_overgeneralisation(og: dict, out: Path, title: str = "") -> Path:
+def _bleu_cell(vals: list[float]) -> str:
+    """BLEU over seeds with one decimal: ``27.3 ± 0.4``."""
+    mean, std = mean_std(vals)
+    return f"{mean:.1f}" + (f" ± {std:.1f}" if std is not None else "")
+
+
+def plot_overgeneralisation(og: dict, out: Path, title: str = "",
+                            units: dict | None = None) -> Path:
+    """Figure 3: per (size, data type) panel, each idiom and their mean over training;
+    ``units``: size -> "update" or "epoch" (the x axis)."""
     plt = pyplot()
     panels = sorted({(size, data) for size, data, _, match in og if match == "word"},
                     key=lambda k: (k[0], DATA_ORDER.index(k[1]) if k[1] in DATA_ORDER else 9))
@@ -218,7 +244,7 @@ def plot_overgeneralisation(og: dict, out: Path, title: str = "") -> Path:
             mean = [st.fmean(c[1][i] for c in curves if len(c[1]) > i) for i in range(len(steps))]
             ax.plot(steps, mean, color="black", linewidth=2.5, label="mean")
         ax.set_title(f"{data} ({size})")
-        ax.set_xlabel("updates")
+        ax.set_xlabel(f"{(units or {}).get(size, 'update')}s")
         ax.set_ylim(-0.02, 1.02)
     axes[0][0].set_ylabel("overgeneralisation")
     axes[0][-1].legend(fontsize=6, loc="upper right")
