@@ -99,3 +99,51 @@ def test_ctlpp_numbers_are_in_the_paper():
     rates = nums["success_rate"]["values"]
     assert on_one_line(lines, [rates["ndr"]["R"], rates["transformer"]["R"]])
     assert any("0% for the ‘A’ variant" in ln for ln in lines)
+
+
+def _printed(x):
+    """How the NLI paper prints a figure: 86.47, 92.5, 84, 0.0."""
+    return {f"{x:.2f}", f"{x:.1f}", f"{x:g}", f"{int(x)}" if float(x).is_integer() else f"{x:g}"}
+
+
+def _row_on_a_line(lines, name, values):
+    """A line that starts with the row's name (after a row number) holds the values in
+    order, each as printed."""
+    import re
+
+    for ln in lines:
+        cells = [c.strip() for c in re.split(r"\t|/", re.sub(r"</?u>", "", ln)) if c.strip()]
+        if cells and cells[0].isdigit():
+            cells = cells[1:]
+        if not cells or cells[0] != name:
+            continue
+        nums = cells[1:]
+        if len(nums) >= len(values) and all(
+                v is None and n in {"_", "-", "–"} or v is not None and n in _printed(v)
+                for v, n in zip(values, nums)):
+            return True
+    return False
+
+
+def test_nli_tables_are_in_the_paper():
+    lines = paper_lines("nie2019_nli_compositionality_sensitivity.txt")
+    nums = paper_numbers("nli")
+    for model, row in nums["table5"]["rows"].items():
+        values = row["snli"] + row["mnli_matched"] + row["mnli_mismatched"]
+        assert _row_on_a_line(lines, model, values), model
+    for model, row in nums["table2"].items():
+        values = ([row["snli_dev"]] if row["snli_dev"] is not None else []) + \
+            row["soswap"] + row["addamod"]
+        assert _row_on_a_line(lines, model, values) or _row_on_a_line(
+            lines, model, [None] + values), model
+    for model, row in nums["table3"].items():
+        values = [row[d][k] for d in ("snli", "mnli_matched", "mnli_mismatched")
+                  for k in ("original", "bow", "ws")]
+        assert _row_on_a_line(lines, model, values), model
+    names = {"none": "None", "soswap": "SOSWAP", "addamod": "ADDAMOD"}
+    for key, row in nums["table4"].items():
+        assert _row_on_a_line(lines, names[key], row["soswap"] + row["addamod"]), key
+    text = "\n".join(lines)
+    assert "971 examples" in text and "1783 examples" in text
+    assert "has 999 examples" in text and "only has 148 examples" in text
+    assert nums["adversary_counts"] == {"soswap": 971, "addamod": 1783}
