@@ -17,8 +17,8 @@ instead (``--max-epoch`` of each listed epoch in turn, resuming from
 same order, the same learning rate) and copies the model, without the optimizer
 state, to ``checkpoint<E>.pt`` after each (:meth:`FairseqBackend.epoch_checkpoints`).
 A resumed fairseq run is not bit-identical to an uninterrupted one: on the CPU, one
-epoch after a resume the weights of a tiny model differed by up to 0.003 (doc of the
-paradox study).
+epoch after a resume the weights of a tiny model differed by up to 0.003 (measured
+and documented by the study that uses ``save_epochs``).
 """
 from __future__ import annotations
 
