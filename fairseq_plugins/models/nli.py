@@ -1,0 +1,298 @@
+"""NLI models for ``--task sentence_pair_classification`` (Nie, Wang and Bansal 2019,
+section 2.1), at their papers' sizes:
+
+* ``nli_esim``: ESIM (Chen et al. 2017): BiLSTM encoder (300 per direction), soft
+  alignment between the encoded premise and hypothesis, enhancement [a; ã; a−ã; a⊙ã],
+  a ReLU projection to 300, composition BiLSTM (300), average and max pooling, a tanh
+  MLP of 300; dropout 0.5.
+* ``nli_dam``: the decomposable attention model (Parikh et al. 2016, without
+  intra-sentence attention): embeddings projected to 200, two-layer ReLU feed-forward
+  nets F (attend), G (compare), H (aggregate) of 200, the compared vectors summed;
+  dropout 0.2.  It has no recurrent layer: it is a bag-of-words model already (the
+  paper's Table 1), so it has no ``--bow`` variant.
+* ``nli_rse``: the residual (shortcut-stacked) sentence encoder (Nie and Bansal 2017):
+  three stacked BiLSTMs (600 per direction each) whose inputs are the word embedding
+  concatenated with all earlier layers' outputs, max pooling over time, features
+  [u; v; |u−v|; u⊙v], an MLP with one ReLU hidden layer of 800.
+
+``--bow`` (or the architectures ``nli_esim_bow``, ``nli_rse_bow``): every BiLSTM replaced
+by a position-wise fully connected layer (Linear + ReLU) of the same output width
+(2 × hidden), as in the paper's Table 3 "BoW" rows: nothing then depends on word order.
+
+Every model takes ``premise_tokens``/``premise_lengths``/``hypothesis_tokens``/
+``hypothesis_lengths`` (right-padded) and returns class logits; padding is masked in the
+attention softmaxes and the poolings, and the BiLSTMs read packed sequences, so an
+example's logits do not depend on how far its batch pads it.  ``features`` gives the
+vector below the classifier.  The word embedding is ``model.embed`` (the task fills it
+from ``--embedding-path``); unknown words start from N(0, 1).
+"""
+
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from fairseq.dataclass import FairseqDataclass
+from fairseq.models import BaseFairseqModel, register_model
+
+
+# ----------------------------------------------------------------------------- masking
+def masked_softmax(scores: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last axis with padded keys (``key_mask`` False) given weight 0.
+    ``key_mask`` broadcasts against ``scores`` ([B, 1, Lk] for [B, Lq, Lk])."""
+    scores = scores.masked_fill(~key_mask, torch.finfo(scores.dtype).min)
+    return scores.softmax(-1) * key_mask
+
+
+def masked_max(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """[B, T, d], [B, T] -> the maximum over real positions, [B, d]."""
+    return x.masked_fill(~mask[..., None], torch.finfo(x.dtype).min).max(1).values
+
+
+def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    m = mask[..., None].to(x.dtype)
+    return (x * m).sum(1) / m.sum(1).clamp(min=1)
+
+
+def masked_sum(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return (x * mask[..., None].to(x.dtype)).sum(1)
+
+
+class SequenceLayer(nn.Module):
+    """A BiLSTM with ``hidden`` units per direction over packed sequences, or (``bow``)
+    its bag-of-words stand-in: a position-wise Linear + ReLU to the same width,
+    2 × ``hidden``.  Padding positions come out as zeros."""
+
+    def __init__(self, d_in: int, hidden: int, bow: bool):
+        super().__init__()
+        self.bow = bow
+        if bow:
+            self.ff = nn.Linear(d_in, 2 * hidden)
+        else:
+            self.lstm = nn.LSTM(d_in, hidden, batch_first=True, bidirectional=True)
+
+    def forward(self, x, mask):
+        if self.bow:
+            return F.relu(self.ff(x)) * mask[..., None].to(x.dtype)
+        lengths = mask.sum(1).cpu()
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True,
+                                                   enforce_sorted=False)
+        out, _ = self.lstm(packed)
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True,
+                                                  total_length=x.size(1))
+        return out
+
+
+def soft_align(a, b, a_mask, b_mask):
+    """Co-attention: e_ij = a_i · b_j; each a_i's summary of b (softmax over the real
+    j) and each b_j's summary of a (softmax over the real i).  Returns (ã [B, La, d],
+    b̃ [B, Lb, d], weights of a over b [B, La, Lb], weights of b over a [B, Lb, La])."""
+    e = torch.bmm(a, b.transpose(1, 2))                          # [B, La, Lb]
+    w_ab = masked_softmax(e, b_mask[:, None, :])
+    w_ba = masked_softmax(e.transpose(1, 2), a_mask[:, None, :])
+    return torch.bmm(w_ab, b), torch.bmm(w_ba, a), w_ab, w_ba
+
+
+# ----------------------------------------------------------------------------- base
+class _PairClassifier(BaseFairseqModel):
+    """Word embedding (``embed``) -> the pair's features (subclass) -> class logits."""
+
+    def __init__(self, cfg, task):
+        super().__init__()
+        self.cfg = cfg
+        self.pad = task.source_dictionary.pad()
+        self.num_classes = task.num_classes
+        self.embed = nn.Embedding(len(task.source_dictionary), cfg.embed_dim,
+                                  padding_idx=self.pad)
+        nn.init.normal_(self.embed.weight, std=1.0)
+        with torch.no_grad():
+            self.embed.weight[self.pad].zero_()
+        if cfg.freeze_embeddings:
+            self.embed.weight.requires_grad_(False)
+
+    @classmethod
+    def build_model(cls, cfg, task):
+        return cls(cfg, task)
+
+    def features(self, premise_tokens, premise_lengths, hypothesis_tokens,
+                 hypothesis_lengths=None, **kwargs):
+        """The vector below the classifier, [B, d]."""
+        raise NotImplementedError
+
+    def classify(self, features):
+        raise NotImplementedError
+
+    def forward(self, premise_tokens, premise_lengths, hypothesis_tokens, hypothesis_lengths,
+                **kwargs):
+        return self.classify(self.features(premise_tokens, premise_lengths,
+                                           hypothesis_tokens, hypothesis_lengths))
+
+    def max_positions(self):
+        return None
+
+
+# ----------------------------------------------------------------------------- ESIM
+@dataclass
+class ESIMConfig(FairseqDataclass):
+    embed_dim: int = field(default=300, metadata={"help": "word embedding size (GloVe: 300)"})
+    hidden_size: int = field(default=300, metadata={
+        "help": "units per direction of both BiLSTMs; also the projection before the "
+                "composition BiLSTM"})
+    mlp_dim: int = field(default=300, metadata={"help": "the tanh MLP's hidden layer"})
+    dropout: float = field(default=0.5, metadata={"help": "dropout"})
+    bow: bool = field(default=False, metadata={
+        "help": "replace both BiLSTMs by position-wise feed-forward layers (Table 3 BoW)"})
+    freeze_embeddings: bool = field(default=False, metadata={"help": "do not train the "
+                                                              "word embeddings"})
+
+
+@register_model("nli_esim", dataclass=ESIMConfig)
+class ESIM(_PairClassifier):
+    def __init__(self, cfg, task):
+        super().__init__(cfg, task)
+        h = cfg.hidden_size
+        self.drop = nn.Dropout(cfg.dropout)
+        self.encoder = SequenceLayer(cfg.embed_dim, h, cfg.bow)
+        self.project = nn.Linear(4 * 2 * h, h)          # enhancement -> composition input
+        self.composition = SequenceLayer(h, h, cfg.bow)
+        self.hidden = nn.Linear(4 * 2 * h, cfg.mlp_dim)  # [avg; max] of both sentences
+        self.out = nn.Linear(cfg.mlp_dim, self.num_classes)
+
+    def encode(self, tokens, mask):
+        return self.encoder(self.drop(self.embed(tokens)), mask)
+
+    def align(self, a, b, a_mask, b_mask):
+        return soft_align(a, b, a_mask, b_mask)
+
+    def compose(self, x, x_aligned, mask):
+        m = torch.cat([x, x_aligned, x - x_aligned, x * x_aligned], -1)
+        v = self.composition(F.relu(self.project(self.drop(m))), mask)
+        return torch.cat([masked_mean(v, mask), masked_max(v, mask)], -1)
+
+    def features(self, premise_tokens, premise_lengths, hypothesis_tokens,
+                 hypothesis_lengths=None, **kwargs):
+        pm, hm = premise_tokens.ne(self.pad), hypothesis_tokens.ne(self.pad)
+        a, b = self.encode(premise_tokens, pm), self.encode(hypothesis_tokens, hm)
+        a_al, b_al, _, _ = self.align(a, b, pm, hm)
+        return torch.cat([self.compose(a, a_al, pm), self.compose(b, b_al, hm)], -1)
+
+    def classify(self, v):
+        return self.out(self.drop(torch.tanh(self.hidden(self.drop(v)))))
+
+
+@dataclass
+class ESIMBoWConfig(ESIMConfig):
+    bow: bool = field(default=True, metadata={"help": "feed-forward layers for the BiLSTMs"})
+
+
+@register_model("nli_esim_bow", dataclass=ESIMBoWConfig)
+class ESIMBoW(ESIM):
+    """ESIM with its BiLSTMs replaced by feed-forward layers (Table 3's ESIM BoW)."""
+
+
+# ----------------------------------------------------------------------------- DAM
+@dataclass
+class DAMConfig(FairseqDataclass):
+    embed_dim: int = field(default=300, metadata={"help": "word embedding size (GloVe: 300)"})
+    proj_dim: int = field(default=200, metadata={"help": "the embeddings' projection"})
+    ff_dim: int = field(default=200, metadata={"help": "width of F, G and H (two layers each)"})
+    dropout: float = field(default=0.2, metadata={"help": "dropout before every layer of "
+                                                           "F, G and H"})
+    freeze_embeddings: bool = field(default=False, metadata={
+        "help": "do not train the word embeddings (Parikh et al. kept GloVe fixed)"})
+
+
+def _two_layer(d_in: int, d: int, dropout: float) -> nn.Sequential:
+    return nn.Sequential(nn.Dropout(dropout), nn.Linear(d_in, d), nn.ReLU(),
+                         nn.Dropout(dropout), nn.Linear(d, d), nn.ReLU())
+
+
+@register_model("nli_dam", dataclass=DAMConfig)
+class DecomposableAttention(_PairClassifier):
+    def __init__(self, cfg, task):
+        super().__init__(cfg, task)
+        d = cfg.ff_dim
+        self.project = nn.Linear(cfg.embed_dim, cfg.proj_dim, bias=False)
+        self.F = _two_layer(cfg.proj_dim, d, cfg.dropout)        # attend
+        self.G = _two_layer(2 * cfg.proj_dim, d, cfg.dropout)    # compare
+        self.H = _two_layer(2 * d, d, cfg.dropout)               # aggregate
+        self.out = nn.Linear(d, self.num_classes)
+
+    def attend(self, a, b, a_mask, b_mask):
+        """e_ij = F(a_i) · F(b_j); returns (β: each a_i's soft-aligned b, α: each b_j's
+        soft-aligned a, the weights of a over b, of b over a)."""
+        fa, fb = self.F(a), self.F(b)
+        e = torch.bmm(fa, fb.transpose(1, 2))
+        w_ab = masked_softmax(e, b_mask[:, None, :])
+        w_ba = masked_softmax(e.transpose(1, 2), a_mask[:, None, :])
+        return torch.bmm(w_ab, b), torch.bmm(w_ba, a), w_ab, w_ba
+
+    def features(self, premise_tokens, premise_lengths, hypothesis_tokens,
+                 hypothesis_lengths=None, **kwargs):
+        pm, hm = premise_tokens.ne(self.pad), hypothesis_tokens.ne(self.pad)
+        a, b = self.project(self.embed(premise_tokens)), self.project(self.embed(hypothesis_tokens))
+        beta, alpha, _, _ = self.attend(a, b, pm, hm)
+        v1 = masked_sum(self.G(torch.cat([a, beta], -1)), pm)
+        v2 = masked_sum(self.G(torch.cat([b, alpha], -1)), hm)
+        return torch.cat([v1, v2], -1)
+
+    def classify(self, v):
+        return self.out(self.H(v))
+
+
+# ----------------------------------------------------------------------------- RSE
+@dataclass
+class RSEConfig(FairseqDataclass):
+    embed_dim: int = field(default=300, metadata={"help": "word embedding size (GloVe: 300)"})
+    hidden_sizes: str = field(default="600,600,600", metadata={
+        "help": "units per direction of each stacked BiLSTM, comma-separated"})
+    mlp_dim: int = field(default=800, metadata={"help": "the MLP's hidden layer"})
+    dropout: float = field(default=0.1, metadata={"help": "dropout in the MLP"})
+    bow: bool = field(default=False, metadata={
+        "help": "replace the BiLSTMs by position-wise feed-forward layers (Table 3 BoW)"})
+    freeze_embeddings: bool = field(default=False, metadata={"help": "do not train the "
+                                                              "word embeddings"})
+
+
+@register_model("nli_rse", dataclass=RSEConfig)
+class ResidualSentenceEncoder(_PairClassifier):
+    def __init__(self, cfg, task):
+        super().__init__(cfg, task)
+        sizes = [int(s) for s in str(cfg.hidden_sizes).split(",") if s.strip()]
+        if not sizes:
+            raise ValueError("--hidden-sizes: at least one layer")
+        layers, d_in = [], cfg.embed_dim
+        for h in sizes:
+            layers.append(SequenceLayer(d_in, h, cfg.bow))
+            d_in += 2 * h                  # the next layer also reads this one's output
+        self.layers = nn.ModuleList(layers)
+        d = 2 * sizes[-1]
+        self.drop = nn.Dropout(cfg.dropout)
+        self.hidden = nn.Linear(4 * d, cfg.mlp_dim)
+        self.out = nn.Linear(cfg.mlp_dim, self.num_classes)
+
+    def encode(self, tokens, mask):
+        """The sentence vector: max over time of the last layer, [B, 2 × hidden]."""
+        inputs = [self.embed(tokens)]
+        for layer in self.layers:
+            inputs.append(layer(torch.cat(inputs, -1), mask))
+        return masked_max(inputs[-1], mask)
+
+    def features(self, premise_tokens, premise_lengths, hypothesis_tokens,
+                 hypothesis_lengths=None, **kwargs):
+        u = self.encode(premise_tokens, premise_tokens.ne(self.pad))
+        v = self.encode(hypothesis_tokens, hypothesis_tokens.ne(self.pad))
+        return torch.cat([u, v, (u - v).abs(), u * v], -1)
+
+    def classify(self, v):
+        return self.out(self.drop(F.relu(self.hidden(self.drop(v)))))
+
+
+@dataclass
+class RSEBoWConfig(RSEConfig):
+    bow: bool = field(default=True, metadata={"help": "feed-forward layers for the BiLSTMs"})
+
+
+@register_model("nli_rse_bow", dataclass=RSEBoWConfig)
+class ResidualSentenceEncoderBoW(ResidualSentenceEncoder):
+    """RSE with its BiLSTMs replaced by feed-forward layers (Table 3's RSE BoW)."""
