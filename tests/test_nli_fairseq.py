@@ -277,6 +277,36 @@ def _task(plug, data, **kw):
     return plug.task.SentencePairClassificationTask.setup_task(cfg)
 
 
+def test_augmentation_adds_a_fresh_seeded_sample_each_epoch(plug, nli_bin):
+    """Table 4's augmentation: the train split plus N pairs of the pool, a different
+    sample each epoch, the same for the same seed and epoch; fairseq reloads train."""
+    task = _task(plug, nli_bin / "bin", augment_subsets="test,valid", augment_per_epoch=10)
+    assert task.has_sharded_data("train") and not task.has_sharded_data("valid")
+    e1, e2 = task.augmentation_sample(25, 1), task.augmentation_sample(25, 2)
+    assert len(e1) == 10 and len(set(e1)) == 10 and list(e1) != list(e2)
+    assert list(task.augmentation_sample(25, 1)) == list(e1)
+    assert len(task.augmentation_sample(4, 1)) == 4            # a small pool: all of it
+    ds = task.load_dataset("train", epoch=2)
+    assert len(ds) == 42 + 10
+    # every training pair is there, plus the sampled pool pairs with their labels
+    task0 = _task(plug, nli_bin / "bin")
+    d = task.source_dictionary
+    def texts(dataset):
+        return sorted((d.string(dataset[i]["net_input.premise_tokens"]),
+                       d.string(dataset[i]["net_input.hypothesis_tokens"]),
+                       int(dataset[i]["target"])) for i in range(len(dataset)))
+    plain = texts(task0.load_dataset("train"))
+    pool = texts(task0.load_dataset("test")) + texts(task0.load_dataset("valid"))
+    got = texts(ds)
+    rest = list(got)
+    for item in plain:
+        rest.remove(item)
+    assert len(rest) == 10 and all(item in pool for item in rest)
+    assert texts(task.load_dataset("train", epoch=3)) != got
+    batch = ds.collater([ds[i] for i in range(len(ds))])
+    assert batch["net_input"]["premise_tokens"].shape[0] == 52
+
+
 def test_task_reads_three_streams(plug, nli_bin):
     task = _task(plug, nli_bin / "bin")
     assert sorted(task.class_names()) == ["contradiction", "entailment", "neutral"]

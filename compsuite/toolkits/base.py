@@ -45,6 +45,9 @@ class Dataset:
     #: one source-and-target vocabulary (fairseq's --joined-dictionary), for models that
     #: share all embeddings (--share-all-embeddings)
     joined_dictionary: bool = False
+    #: the raw files' shape: ``text_to_text`` (``raw/{split}.{src,tgt}``) or
+    #: ``sentence_pair`` (``raw/{split}.{premise,hypothesis,label}``, a pair classified)
+    layout: str = "text_to_text"
 
     @property
     def raw(self) -> Path:

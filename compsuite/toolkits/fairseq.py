@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 from compsuite.data_prep.common.io import atomic_open
-from compsuite.data_prep.common.writers import fairseq_subsets, toolkit_command, write_fairseq
+from compsuite.data_prep.common.writers import (fairseq_subsets, toolkit_command, write_fairseq,
+                                                write_fairseq_pairs)
 from compsuite.errors import ConfigError, ToolkitError
 from compsuite.registry import ROOT
 
@@ -43,6 +44,9 @@ class FairseqBackend(Backend):
 
     def write_data(self, data: Dataset) -> Path:
         out = data.root / self.data_folder
+        if data.layout == "sentence_pair":
+            write_fairseq_pairs(data.raw, out, splits=data.splits)
+            return out
         write_fairseq(data.raw, out, splits=data.splits, allow_unknown=data.allow_unknown,
                       joined_dictionary=data.joined_dictionary)
         return out

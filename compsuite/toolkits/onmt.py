@@ -49,6 +49,9 @@ class OnmtBackend(Backend):
     data_folder = "onmt"
 
     def write_data(self, data: Dataset) -> Path:
+        if data.layout != "text_to_text":
+            raise ConfigError(f"{data.root}: the onmt backend trains text-to-text models; "
+                              f"it cannot read the '{data.layout}' layout")
         out = data.root / self.data_folder
         write_onmt(data.raw, out, splits=data.splits, allow_unknown=data.allow_unknown)
         return out

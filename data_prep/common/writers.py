@@ -154,6 +154,84 @@ def fairseq_subsets(splits: Sequence[str]) -> dict[str, str]:
     return {s: "test" if i == 0 else f"test{i}" for i, s in enumerate(tests)}
 
 
+PAIR_SIDES = ("premise", "hypothesis", "label")
+
+
+def check_pairs(raw_dir: Path, splits: Sequence[str]) -> dict[str, int]:
+    """Line counts of ``{split}.{premise,hypothesis,label}``: equal in each split, no
+    empty sentence, evaluation labels among the training ones (errors name file, line)."""
+    counts: dict[str, int] = {}
+    train_labels: set[str] | None = None
+    for split in splits:
+        cols = {}
+        for side in PAIR_SIDES:
+            path = raw_dir / f"{split}.{side}"
+            if not path.is_file():
+                raise DataError(f"{path}: no such file")
+            cols[side] = path.read_text(encoding="utf-8").splitlines()
+        n = len(cols["premise"])
+        for side in PAIR_SIDES[1:]:
+            if len(cols[side]) != n:
+                raise DataError(f"{raw_dir / f'{split}.{side}'} has {len(cols[side])} lines, "
+                                f"{raw_dir / f'{split}.premise'} has {n}")
+        if n == 0:
+            raise DataError(f"{raw_dir / f'{split}.premise'} is empty")
+        for side in PAIR_SIDES:
+            for i, line in enumerate(cols[side], 1):
+                if not line.strip():
+                    raise DataError(f"{raw_dir / f'{split}.{side}'}:{i}: empty line")
+        if split == "train":
+            train_labels = set(cols["label"])
+        elif train_labels is not None:
+            for i, lab in enumerate(cols["label"], 1):
+                if lab not in train_labels:
+                    raise DataError(f"{raw_dir / f'{split}.label'}:{i}: class {lab!r} is not "
+                                    f"among the training labels ({', '.join(sorted(train_labels))})")
+        counts[split] = n
+    return counts
+
+
+def write_fairseq_pairs(raw_dir: str | Path, out_dir: str | Path,
+                        splits: Sequence[str] = SPLITS, workers: int = 1) -> dict:
+    """Binarise sentence pairs ``raw_dir/{split}.{premise,hypothesis,label}`` for
+    ``--task sentence_pair_classification`` (fairseq_plugins/doc.md): one joined word
+    dictionary for both sentences, and the classes pinned in sorted order (a
+    ``--srcdict``), so class indices do not depend on label frequencies.  Test splits
+    are fairseq's ``test``, ``test1``, ... in :func:`fairseq_subsets` order."""
+    raw_dir, out_dir = Path(raw_dir), Path(out_dir)
+    splits = list(splits)
+    args = {"raw_dir": str(raw_dir), "splits": splits, "layout": "sentence_pair"}
+    if is_complete(out_dir, "fairseq-preprocess", args):
+        return {"skipped": True}
+    if "train" not in splits:
+        raise DataError(f"{raw_dir}: sentence pairs need a train split")
+    counts = check_pairs(raw_dir, splits)
+    tmp = out_dir.with_name(out_dir.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    classes = sorted(set((raw_dir / "train.label").read_text(encoding="utf-8").split()))
+    with atomic_open(tmp / "classes.txt") as fh:
+        fh.writelines(f"{c} 1\n" for c in classes)
+    subsets = fairseq_subsets(splits)
+    prefs = ["--trainpref", str(raw_dir / "train")]
+    if "valid" in splits:
+        prefs += ["--validpref", str(raw_dir / "valid")]
+    if subsets:
+        prefs += ["--testpref", ",".join(str(raw_dir / s) for s in subsets)]
+    base = toolkit_command("fairseq-preprocess") + ["--destdir", str(tmp), "--workers",
+                                                    str(workers)]
+    run_logged(base + ["--source-lang", "premise", "--target-lang", "hypothesis",
+                       "--joined-dictionary"] + prefs, tmp / "preprocess.log",
+               "fairseq-preprocess (sentences)")
+    run_logged(base + ["--only-source", "--source-lang", "label", "--padding-factor", "1",
+                       "--srcdict", str(tmp / "classes.txt")] + prefs,
+               tmp / "preprocess-labels.log", "fairseq-preprocess (labels)")
+    return _complete(tmp, out_dir, "fairseq-preprocess", args, counts,
+                     ("compsuite", "fairseq-fixed", "torch"),
+                     {"fairseq_subsets": subsets, "classes": classes})
+
+
 def write_onmt(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] = SPLITS,
                allow_unknown: bool = False) -> dict:
     """Copy the text corpus into ``out_dir`` and build ``src.vocab``/``tgt.vocab`` there

@@ -1,6 +1,9 @@
 """fairseq backend of the classifier protocol: a checkpoint trained with
 ``--task sequence_classification`` (``--user-dir fairseq_plugins``), whose model maps
-``src_tokens``/``src_lengths`` to class logits and offers ``features``."""
+``src_tokens``/``src_lengths`` to class logits and offers ``features``; or with
+``--task sentence_pair_classification``, whose inputs are (premise, hypothesis) pairs of
+tokenised strings (words outside the dictionary become ``<unk>``, counted in
+``unknown_words``; single sequences with such words are an error)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,6 +25,42 @@ class FairseqClassifier:
         self.torch = torch
         self.name = f"fairseq:{checkpoint}"
         self.calls = 0
+        self.unknown_words = 0
+
+    @property
+    def pairs(self) -> bool:
+        """True for a sentence-pair task: an input is a (premise, hypothesis) pair."""
+        return hasattr(self.task, "encode_pairs")
+
+    @property
+    def classes(self) -> list[str]:
+        return list(self.task.class_names())
+
+    def _pair_batches(self, inputs):
+        d = self.task.source_dictionary
+        for i in range(0, len(inputs), self.batch_size):
+            chunk = [tuple(p) for p in inputs[i:i + self.batch_size]]
+            for p in chunk:
+                if len(p) != 2:
+                    raise DataError(f"input {p!r} is not a (premise, hypothesis) pair")
+            net = self.task.encode_pairs(chunk)
+            # words outside the dictionary are <unk> (test sets hold unseen words)
+            self.unknown_words += int(net["premise_tokens"].eq(d.unk()).sum()
+                                      + net["hypothesis_tokens"].eq(d.unk()).sum())
+            yield net
+
+    def predict_proba(self, inputs):
+        """Class probabilities, [len(inputs), classes] in :attr:`classes` order."""
+        import numpy as np
+
+        if not self.pairs:
+            raise DataError(f"{self.name}: predict_proba is for sentence-pair tasks")
+        self.calls += 1
+        rows = []
+        with self.torch.no_grad():
+            for net in self._pair_batches(inputs):
+                rows.append(self.model(**net).float().softmax(-1).numpy())
+        return np.concatenate(rows) if rows else np.zeros((0, len(self.classes)))
 
     def _batches(self, inputs: Sequence[str]):
         d = self.task.source_dictionary
@@ -38,15 +77,21 @@ class FairseqClassifier:
                 batch[j, :len(t)] = t
             yield batch, self.torch.tensor([len(t) for t in toks])
 
-    def predict(self, inputs: Sequence[str]) -> list[str]:
-        self.calls += 1
+    def predict(self, inputs: Sequence) -> list[str]:
         names = self.task.class_names()
+        if self.pairs:
+            proba = self.predict_proba(inputs)
+            return [names[i] for i in proba.argmax(-1).tolist()]
+        self.calls += 1
         out: list[str] = []
         with self.torch.no_grad():
             for tokens, lengths in self._batches(inputs):
                 out += [names[i] for i in self.model(tokens, lengths).argmax(-1).tolist()]
         return out
 
-    def features(self, inputs: Sequence[str]):
+    def features(self, inputs: Sequence):
         with self.torch.no_grad():
+            if self.pairs:
+                return self.torch.cat([self.model.features(**net)
+                                       for net in self._pair_batches(inputs)])
             return self.torch.cat([self.model.features(t, n) for t, n in self._batches(inputs)])

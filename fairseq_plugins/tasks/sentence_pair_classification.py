@@ -75,6 +75,13 @@ class SentencePairClassificationConfig(FairseqDataclass):
         default=None,
         metadata={"help": "pretrained word vectors, a GloVe-format text file (dimension = "
                           "the model's --embed-dim); without it embeddings are learned"})
+    augment_subsets: str = field(
+        default="",
+        metadata={"help": "comma-separated binarised subsets whose pairs form an "
+                          "augmentation pool: each training epoch adds a fresh sample"})
+    augment_per_epoch: int = field(
+        default=20000, metadata={"help": "pairs of the pool added to each epoch (all of "
+                                         "them when the pool is smaller)"})
     seed: int = II("common.seed")
 
 
@@ -173,6 +180,26 @@ class _SumDataset(FairseqDataset):
         return sum(samples)
 
 
+class _Subset(FairseqDataset):
+    """The items of ``base`` at ``indices``, in that order."""
+
+    def __init__(self, base, indices):
+        self.base, self.indices = base, np.asarray(indices, dtype=np.int64)
+        self.sizes = base.sizes[self.indices]
+
+    def __getitem__(self, index):
+        return self.base[int(self.indices[index])]
+
+    def __len__(self):
+        return len(self.indices)
+
+    def num_tokens(self, index):
+        return int(self.sizes[index])
+
+    def size(self, index):
+        return int(self.sizes[index])
+
+
 # ----------------------------------------------------------------------------- the task
 @register_task("sentence_pair_classification", dataclass=SentencePairClassificationConfig)
 class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
@@ -226,7 +253,9 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
             raise FileNotFoundError(f"split '{split}' not found: {prefix}.{{bin,idx}}")
         return ds
 
-    def load_dataset(self, split, combine=False, **kwargs):
+    def _streams(self, split: str, combine: bool = False):
+        """(premises, hypotheses, class indices, premise sizes, hypothesis sizes) of a
+        binarised subset, the sentences without their ``</s>``."""
         pair = os.path.join(self.cfg.data, f"{split}.premise-hypothesis.")
         premise = self._load(pair + "premise", self.word_dict, combine, split)
         hypothesis = self._load(pair + "hypothesis", self.word_dict, combine, split)
@@ -250,9 +279,52 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
             if len(t) != 2 or int(t[1]) != eos or self.label_dict[int(t[0])] not in names:
                 raise ValueError(f"{label_prefix}: line {i + 1} is not exactly one known class")
             labels.append(int(t[0]) - self.label_dict.nspecial)
+        return (StripTokenDataset(premise, self.word_dict.eos()),
+                StripTokenDataset(hypothesis, self.word_dict.eos()),
+                labels, sizes["premise"], sizes["hypothesis"])
+
+    def augmentation_sample(self, pool_size: int, epoch: int) -> np.ndarray:
+        """The pool indices added to ``epoch``: ``augment_per_epoch`` of them (or the
+        whole pool), drawn by a generator seeded with (seed, epoch)."""
+        rng = np.random.default_rng([int(self.cfg.seed), int(epoch)])
+        order = rng.permutation(pool_size)
+        return np.sort(order[:min(int(getattr(self.cfg, "augment_per_epoch", 20000)), pool_size)])
+
+    def has_sharded_data(self, split):
+        # with augmentation, fairseq reloads the train subset every epoch (a new sample)
+        if getattr(self.cfg, "augment_subsets", "") and split == getattr(self.cfg, "train_subset", "train"):
+            return True
+        return super().has_sharded_data(split)
+
+    def load_dataset(self, split, combine=False, epoch=1, **kwargs):
+        premise, hypothesis, labels, p_sizes, h_sizes = self._streams(split, combine)
+        is_train = split == getattr(self.cfg, "train_subset", "train")
+        added = 0
+        if is_train and getattr(self.cfg, "augment_subsets", ""):
+            from fairseq.data import ConcatDataset
+
+            prem, hyp, labs, ps, hs = [premise], [hypothesis], list(labels), [p_sizes], [h_sizes]
+            pools = [x.strip() for x in self.cfg.augment_subsets.split(",") if x.strip()]
+            streams = [self._streams(name) for name in pools]
+            total = sum(len(st[2]) for st in streams)
+            chosen = self.augmentation_sample(total, epoch)
+            offset = 0
+            for st in streams:
+                n = len(st[2])
+                idx = chosen[(chosen >= offset) & (chosen < offset + n)] - offset
+                if len(idx):
+                    prem.append(_Subset(st[0], idx))
+                    hyp.append(_Subset(st[1], idx))
+                    labs += [st[2][i] for i in idx]
+                    ps.append(st[3][idx])
+                    hs.append(st[4][idx])
+                offset += n
+            added = len(chosen)
+            premise, hypothesis, labels = ConcatDataset(prem), ConcatDataset(hyp), labs
+            p_sizes, h_sizes = np.concatenate(ps), np.concatenate(hs)
+            logger.info(f"epoch {epoch}: {added} of {total} pairs of {','.join(pools)} added "
+                        f"to {split}")
         pad = self.word_dict.pad()
-        premise = StripTokenDataset(premise, self.word_dict.eos())
-        hypothesis = StripTokenDataset(hypothesis, self.word_dict.eos())
         dataset = NestedDictionaryDataset(
             {"id": IdDataset(),
              "net_input": {"premise_tokens": RightPadDataset(premise, pad_idx=pad),
@@ -261,10 +333,10 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
                            "hypothesis_lengths": NumelDataset(hypothesis, reduce=False)},
              "target": RawLabelDataset(labels),
              "nsentences": NumSamplesDataset(),
-             "ntokens": _SumDataset(sizes["premise"] + sizes["hypothesis"])},
-            sizes=[np.maximum(sizes["premise"], sizes["hypothesis"])])
-        if split == getattr(self.cfg, "train_subset", "train"):
-            with data_utils.numpy_seed(self.cfg.seed):
+             "ntokens": _SumDataset(p_sizes + h_sizes)},
+            sizes=[np.maximum(p_sizes, h_sizes)])
+        if is_train:
+            with data_utils.numpy_seed(self.cfg.seed, epoch if added else 1):
                 dataset = SortDataset(dataset, sort_order=[np.random.permutation(len(dataset))])
         self.datasets[split] = dataset
         logger.info(f"{split}: {len(dataset)} pairs")
