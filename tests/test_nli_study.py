@@ -232,3 +232,26 @@ def test_paper_profile_shape_end_to_end(nli_files, tmp_path, monkeypatch):
            "seed1" / "command.txt").read_text()
     assert "--augment-subsets" in cmd and "--augment-per-epoch 25" in cmd
     assert "--embedding-path" in cmd
+
+
+def test_pair_writer_checks_name_file_and_line(tmp_path):
+    from compsuite.data_prep.common.io import DataError
+    from compsuite.data_prep.common.writers import check_pairs
+
+    def write(split, premise, hypothesis, label):
+        for side, lines in (("premise", premise), ("hypothesis", hypothesis),
+                            ("label", label)):
+            (tmp_path / f"{split}.{side}").write_text("".join(x + "\n" for x in lines))
+
+    write("train", ["a b", "c d"], ["a", "c"], ["entailment", "neutral"])
+    write("test", ["a b"], ["a"], ["entailment"])
+    assert check_pairs(tmp_path, ["train", "test"]) == {"train": 2, "test": 1}
+    write("test", ["a b", "c"], ["a"], ["entailment"])
+    with pytest.raises(DataError, match=r"test\.hypothesis has 1 lines, .*test\.premise has 2"):
+        check_pairs(tmp_path, ["train", "test"])
+    write("test", ["a b"], [" "], ["entailment"])
+    with pytest.raises(DataError, match=r"test\.hypothesis:1: empty line"):
+        check_pairs(tmp_path, ["train", "test"])
+    write("test", ["a b", "c"], ["a", "c"], ["entailment", "contradiction"])
+    with pytest.raises(DataError, match=r"test\.label:2: class 'contradiction' is not among"):
+        check_pairs(tmp_path, ["train", "test"])
