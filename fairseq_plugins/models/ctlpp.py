@@ -23,6 +23,8 @@ import torch.nn.functional as F
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import BaseFairseqModel, register_model
 
+from ..packing import packed_lstm
+
 
 class _Classifier(BaseFairseqModel):
     """Embedding -> encoder (subclass) -> representation at position 0 -> classes."""
@@ -81,13 +83,7 @@ class CTLPPBiLSTM(_Classifier):
         return self._out_dim
 
     def encode(self, x, padding_mask):
-        lengths = (~padding_mask).sum(1).cpu()
-        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True,
-                                                   enforce_sorted=False)
-        out, _ = self.lstm(packed)
-        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True,
-                                                  total_length=x.size(1))
-        return out
+        return packed_lstm(self.lstm, x, (~padding_mask).sum(1))
 
 
 # ----------------------------------------------------------------------------- attention

@@ -35,6 +35,8 @@ import torch.nn.functional as F
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import BaseFairseqModel, register_model
 
+from ..packing import packed_lstm
+
 
 # ----------------------------------------------------------------------------- masking
 def masked_softmax(scores: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
@@ -74,13 +76,7 @@ class SequenceLayer(nn.Module):
     def forward(self, x, mask):
         if self.bow:
             return F.relu(self.ff(x)) * mask[..., None].to(x.dtype)
-        lengths = mask.sum(1).cpu()
-        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True,
-                                                   enforce_sorted=False)
-        out, _ = self.lstm(packed)
-        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True,
-                                                  total_length=x.size(1))
-        return out
+        return packed_lstm(self.lstm, x, mask.sum(1))
 
 
 def soft_align(a, b, a_mask, b_mask):
