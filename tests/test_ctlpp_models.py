@@ -98,3 +98,38 @@ def test_relative_attention_depends_on_relative_positions_only(ctl):
     out = att(x, torch.zeros(1, 3, dtype=torch.bool))
     out_shifted = att(shifted, pad)
     assert torch.allclose(out, out_shifted[:, 2:], atol=1e-5)
+
+
+def test_class_dictionary_without_fairseq_filler_symbols(ctl, tmp_path):
+    """fairseq-preprocess pads dict.tgt.txt to a multiple of 8 with madeupwordNNNN: the
+    task counts and names only the real classes, and a model gets one output per class."""
+    from fairseq.data import Dictionary
+    from fairseq_plugins.labels import class_names
+    from fairseq_plugins.tasks.sequence_classification import SequenceClassificationTask
+
+    labels = Dictionary()
+    for c in "0123456789":
+        labels.add_symbol(c)
+    labels.finalize(padding_factor=8)           # 4 special + 10 classes -> 16 symbols
+    assert len(labels) == 16 and labels[15] == "madeupword0001"
+    assert class_names(labels) == list("0123456789")
+    assert SequenceClassificationTask.num_classes_of(labels) == 10
+    bad = Dictionary()
+    for c in ("a", "madeupword0000", "b"):
+        bad.add_symbol(c)
+    with pytest.raises(ValueError, match="filler symbol"):
+        class_names(bad)
+
+
+def test_checkpoints_with_filler_outputs_still_load(ctl):
+    """A model trained before the fillers were dropped has 12 output rows for 8 classes;
+    its state dict loads into the 8-class model, the real rows kept."""
+    torch.manual_seed(1)
+    cfg = SimpleNamespace(hidden_size=16, embed_dim=12, layers=1, dropout=0.0)
+    old = ctl.CTLPPBiLSTM(cfg, _task(n_classes=12))
+    new = ctl.CTLPPBiLSTM(cfg, _task(n_classes=8))
+    new.load_state_dict(old.state_dict())
+    assert torch.equal(new.out.weight, old.out.weight[:8])
+    assert torch.equal(new.out.bias, old.out.bias[:8])
+    tokens = torch.tensor([[5, 6, 7, 2]])
+    assert torch.equal(new(tokens), old(tokens)[:, :8])

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import BaseFairseqModel, register_model
 
+from ..labels import trim_filler_outputs
 from ..packing import packed_lstm
 
 
@@ -59,6 +60,13 @@ class _Classifier(BaseFairseqModel):
 
     def max_positions(self):
         return None
+
+    def upgrade_state_dict_named(self, state_dict, name):
+        """Checkpoints written before the fillers were dropped (2026-11-24) have output rows for fairseq's filler
+        classes (fairseq_plugins/labels.py): cut to this model's classes."""
+        trim_filler_outputs(state_dict, f"{name}.out" if name else "out",
+                            self.out.out_features)
+        super().upgrade_state_dict_named(state_dict, name)
 
 
 # ----------------------------------------------------------------------------- Bi-LSTM

@@ -42,7 +42,6 @@ the checkpoint and does not need the file.
 
 import logging
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
@@ -56,11 +55,10 @@ from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II, MISSING
 
 from ..evaluation_batches import KeepEvaluationExamples
+from ..labels import FILLER, class_names
 
 logger = logging.getLogger(__name__)
 
-#: the filler symbols fairseq-preprocess appends to reach ``--padding-factor``
-_FILLER = re.compile(r"madeupword\d{4}")
 PREMISE, HYPOTHESIS = 0, 1   # the ``side`` in the shuffle's seed
 
 
@@ -114,7 +112,7 @@ def load_word_vectors(path: str, dictionary: Dictionary, weight: torch.Tensor) -
     wanted = {}
     for i in range(dictionary.nspecial, len(dictionary)):
         word = dictionary[i]
-        if not _FILLER.fullmatch(word):
+        if not FILLER.fullmatch(word):
             wanted[word] = i
     by_lower: dict = {}
     for word, i in wanted.items():
@@ -236,8 +234,7 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
     def classes_of(labels: Dictionary) -> list:
         """The class names: the label dictionary's symbols after fairseq's special ones,
         without the filler symbols of a --padding-factor above 1."""
-        return [labels[i] for i in range(labels.nspecial, len(labels))
-                if not _FILLER.fullmatch(labels[i])]
+        return class_names(labels)
 
     def class_names(self) -> list:
         return self.classes_of(self.label_dict)

@@ -25,6 +25,7 @@ from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II, MISSING
 
 from ..evaluation_batches import KeepEvaluationExamples
+from ..labels import class_names
 
 logger = logging.getLogger(__name__)
 
@@ -54,14 +55,16 @@ class SequenceClassificationTask(KeepEvaluationExamples, FairseqTask):
 
     @staticmethod
     def num_classes_of(labels: Dictionary) -> int:
-        return len(labels) - labels.nspecial
+        """The classes in ``dict.tgt.txt``, without fairseq-preprocess's filler symbols
+        (fairseq_plugins/labels.py)."""
+        return len(class_names(labels))
 
     @property
     def num_classes(self) -> int:
         return self.num_classes_of(self.label_dict)
 
     def class_names(self) -> list:
-        return [self.label_dict[i] for i in range(self.label_dict.nspecial, len(self.label_dict))]
+        return class_names(self.label_dict)
 
     def load_dataset(self, split, combine=False, **kwargs):
         prefix = os.path.join(self.cfg.data, f"{split}.src-tgt.")
@@ -71,10 +74,10 @@ class SequenceClassificationTask(KeepEvaluationExamples, FairseqTask):
             raise FileNotFoundError(f"split '{split}' not found: {prefix}{{src,tgt}}")
         if len(src) != len(tgt):
             raise ValueError(f"{prefix}src has {len(src)} inputs but {prefix}tgt {len(tgt)}")
-        labels = []
+        labels, n = [], self.num_classes
         for i in range(len(tgt)):
             t = tgt[i]
-            if len(t) != 2 or int(t[0]) < self.label_dict.nspecial:   # one class and </s>
+            if len(t) != 2 or not 0 <= int(t[0]) - self.label_dict.nspecial < n:  # class, </s>
                 raise ValueError(f"{prefix}tgt: line {i + 1} is not exactly one known class")
             labels.append(int(t[0]) - self.label_dict.nspecial)
         dataset = NestedDictionaryDataset(
