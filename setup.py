@@ -41,12 +41,9 @@ setup(
     python_requires=">=3.11",
     package_dir=package_dir,
     packages=sorted(package_dir),
-    package_data={
-        "compsuite": ["experiments/*.yaml"],
-        "compsuite.eval.reports": ["paper_numbers/*.yaml"],
-        "compsuite.data_prep.sget": ["*.tsv"],
-        "compsuite.data_prep.paradox": ["*.tsv"],
-    },
+    # experiments, each study's paper_numbers.yaml and data tables (lexicons, idioms)
+    package_data={"compsuite": ["experiments/*.yaml"],
+                  **{pkg: ["*.yaml", "*.tsv"] for pkg in package_dir if pkg != "compsuite"}},
     include_package_data=True,
     # Exact versions live in constraints.txt; scripts/setup_env.sh installs them.
     install_requires=["pyyaml", "tqdm", "sacrebleu", "matplotlib", "numpy"],

@@ -155,7 +155,7 @@ def cmd_report(a) -> int:
     out.mkdir(parents=True, exist_ok=True)
     written = study.report(profile, results, out)
     print((out / "report.md").read_text())
-    print(f"results in {out}/ ({written})")
+    print(f"results in {out}/ ({', '.join(Path(p).name for p in written)})")
     return 0
 
 

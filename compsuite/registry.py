@@ -115,6 +115,9 @@ class Profile:
     options: dict[str, Any] = field(default_factory=dict)
     #: decoding settings over the study's ``generation`` (e.g. a shorter max_length)
     generation: dict[str, Any] = field(default_factory=dict)
+    #: ``options`` read into the study's ``profile_schema`` (a dataclass instance; set
+    #: by ``Study.validate``)
+    settings: Any = None
 
 
 @dataclass

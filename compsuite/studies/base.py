@@ -6,14 +6,17 @@ engine, the command line and the registry know nothing else about it.  A study:
 
 * declares its command-line subcommands (``compsuite data <study> ...``,
   ``compsuite eval <study> ...``): :meth:`Study.commands`;
-* names and validates its own YAML keys (:attr:`study_keys`, :attr:`profile_keys`,
-  :meth:`validate`; errors name the file and the key);
+* declares its own YAML keys as types (:attr:`study_schema`, :attr:`profile_schema`:
+  dataclasses that :func:`compsuite.schema.check` reads, with errors naming the file
+  and the key) and checks what involves its runs (:meth:`check_profile`);
 * plans its units of work for a profile (:meth:`plan`, :meth:`parts`);
 * prepares the raw data a unit needs (:meth:`prepare`; the engine has the toolkit
   backends write their formats from it);
 * evaluates a trained model (:meth:`evaluate`, given a
   :class:`~compsuite.engine.Context`);
-* writes its report from the stored results (:meth:`report`).
+* writes its report from the stored results (:meth:`report`: every study's report
+  builder has the signature ``build_report(study, profile, results, out_dir)`` and
+  returns the paths it wrote).
 
 See ``docs/adding_a_study.md`` for a worked example.
 """
@@ -23,6 +26,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from compsuite import schema
 from compsuite.registry import Profile, Run, StudySpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,13 +35,28 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class Study:
-    #: top-level YAML keys this study reads (besides the ones every study has)
+    #: the study's own top-level YAML keys, as a dataclass (see compsuite.schema); read
+    #: into :attr:`settings` by :meth:`validate`
+    study_schema: type | None = None
+    #: the study's own keys in a profile (besides description, seeds, runs, jobs,
+    #: generation), as a dataclass; read into ``profile.settings`` by :meth:`validate`
+    profile_schema: type | None = None
+    #: top-level YAML keys this study reads (derived from ``study_schema``)
     study_keys: frozenset[str] = frozenset()
-    #: keys this study reads in a profile (besides description, seeds, runs, jobs)
+    #: keys this study reads in a profile (derived from ``profile_schema``)
     profile_keys: frozenset[str] = frozenset()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.study_schema is not None:
+            cls.study_keys = schema.keys(cls.study_schema)
+        if cls.profile_schema is not None:
+            cls.profile_keys = schema.keys(cls.profile_schema)
 
     def __init__(self, spec: StudySpec):
         self.spec = spec
+        #: the study's own top-level keys read into ``study_schema`` (None without one)
+        self.settings = None
 
     # ------------------------------------------------------------------ the spec
     @property
@@ -92,7 +111,20 @@ class Study:
         return {}
 
     def validate(self) -> None:
-        """Check the study's own keys (raise ConfigError naming the file and key)."""
+        """Read the study's own keys into its schemas (one shared check: errors name the
+        file and the key), then :meth:`check_profile` each profile."""
+        if self.study_schema is not None:
+            own = {k: v for k, v in self.spec.raw.items() if k in self.study_keys}
+            self.settings = schema.check(self.study_schema, own, str(self.source))
+        for name, prof in self.profiles.items():
+            where = self.where("profiles", name)
+            if self.profile_schema is not None:
+                prof.settings = schema.check(self.profile_schema, prof.options, where)
+            self.check_profile(prof, where)
+
+    def check_profile(self, profile: Profile, where: str) -> None:
+        """What the schema cannot say alone: references to the study's runs and the
+        like (raise ConfigError starting with ``where``)."""
 
     def parts(self, profile: Profile) -> dict[str, str]:
         """The groups of units ``--parts`` can select: name -> description."""
@@ -112,7 +144,8 @@ class Study:
         """Score the unit's model; the engine stores the dict after its provenance."""
         raise NotImplementedError
 
-    def report(self, profile: str, results: list[dict], out_dir: Path) -> str:
+    def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
         """Write the report into ``out_dir`` (``report.md`` and ``report.json`` at
-        least); returns a short list of what was written."""
+        least) with the study's ``build_report(self, profile, results, out_dir)``;
+        returns the paths written."""
         raise NotImplementedError

@@ -1,21 +1,24 @@
 """The example study's module (docs/adding_a_study.md): "which letter occurs most
 often?", a bag-of-words classification task, with an in-process scikit-learn backend.
 
-It shows every hook of :class:`compsuite.studies.base.Study`: its own YAML key
-(``data`` in a profile), its ``data`` subcommand, the plan (one unit per run and
+It shows every hook of :class:`compsuite.studies.base.Study`: its own YAML keys
+declared as a typed schema (``data`` in a profile), its ``data`` subcommand, the plan (one unit per run and
 seed), data generation with a manifest, evaluation through the classifier protocol,
 and a report.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
+from dataclasses import dataclass
 from pathlib import Path
 
 from compsuite.data_prep.common.io import read_aligned, write_lines
 from compsuite.data_prep.common.manifest import is_complete, write_manifest
 from compsuite.engine import Context, Unit
-from compsuite.registry import Profile, check_keys, require
+from compsuite.registry import Profile
+from compsuite.schema import PositiveInt
 from compsuite.studies.base import Study
 from compsuite.toolkits import Dataset, backend_names, register_backend
 
@@ -26,7 +29,21 @@ if sklearn_bow.BACKEND.name not in backend_names():
 
 GENERATOR = "majority_study"
 LETTERS = "abcde"
-DATA_KEYS = {"n_train", "n_test", "length"}
+
+
+@dataclass
+class Data:
+    """A profile's ``data:``: the generator's sizes."""
+    n_train: PositiveInt
+    n_test: PositiveInt
+    length: PositiveInt = 9
+
+
+@dataclass
+class Options:
+    """The keys a profile of this study adds (checked by compsuite.schema.check: an
+    unknown or missing key, or a wrong type, is an error naming the file and key)."""
+    data: Data
 
 
 def generate(out: Path, n_train: int, n_test: int, length: int = 9, seed: int = 1) -> dict:
@@ -55,16 +72,11 @@ def generate(out: Path, n_train: int, n_test: int, length: int = 9, seed: int = 
 
 
 class Majority(Study):
-    profile_keys = frozenset({"data"})
+    profile_schema = Options
 
     @classmethod
     def commands(cls):
         return {"data": add_data_commands}
-
-    def validate(self) -> None:
-        for name, prof in self.profiles.items():
-            check_keys(require(prof.options, "data", self.where("profiles", name)), DATA_KEYS,
-                       self.where("profiles", name, "data"))
 
     def parts(self, profile: Profile) -> dict[str, str]:
         return {"accuracy": "test accuracy of every run and seed"}
@@ -75,7 +87,7 @@ class Majority(Study):
 
     def prepare(self, dataset: str, seed: int, profile: Profile, data_root: Path,
                 show: bool = True) -> Dataset:
-        args = {"length": 9, **profile.options["data"]}
+        args = dataclasses.asdict(profile.settings.data)
         data = Dataset(data_root / "majority" / f"n{args['n_train']}" / f"seed{seed}",
                        label=f"majority letter, {args['n_train']} training sequences")
         if not is_complete(data.raw, GENERATOR, args):
@@ -89,7 +101,7 @@ class Majority(Study):
         predictions = ctx.load(kind="classifier").predict(src)
         return accuracy_with_breakdown(predictions, tgt, {"label": tgt}).as_dict()
 
-    def report(self, profile: str, results: list[dict], out_dir: Path) -> str:
+    def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
         from compsuite.eval.reports.tables import markdown_table, mean_std_cell, write_report
 
         rows = []
@@ -98,8 +110,8 @@ class Majority(Study):
             rows.append([run, mean_std_cell(accs), len(accs)])
         md = [f"# {self.title}: {profile} profile\n",
               markdown_table(["run", "accuracy", "seeds"], rows)]
-        write_report(out_dir, {"study": self.name, "profile": profile, "runs": results}, md)
-        return "report.md, report.json"
+        return write_report(out_dir, {"study": self.name, "profile": profile, "runs": results},
+                            md)
 
 
 STUDY = Majority

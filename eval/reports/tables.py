@@ -1,5 +1,5 @@
 """Markdown tables, mean ± std cells, the reports' writer, and the papers' published
-numbers (read from paper_numbers/)."""
+numbers (read from ``eval/<study>/paper_numbers.yaml``)."""
 from __future__ import annotations
 
 import statistics as st
@@ -8,11 +8,15 @@ from typing import Any, Sequence
 
 import yaml
 
-PAPER_NUMBERS = Path(__file__).with_name("paper_numbers")
+#: eval/: each study's package holds its paper_numbers.yaml
+EVAL_DIR = Path(__file__).resolve().parent.parent
 
 
-def paper_numbers(study: str) -> dict[str, Any]:
-    path = PAPER_NUMBERS / f"{study}.yaml"
+def paper_numbers(study: str | Path) -> dict[str, Any]:
+    """A study's published numbers: ``eval/<study>/paper_numbers.yaml``, or the YAML
+    file ``study`` names (a study that lives outside the suite)."""
+    path = Path(study) if str(study).endswith(".yaml") else EVAL_DIR / str(study) / \
+        "paper_numbers.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"no published numbers for study '{study}' ({path})")
     return yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -56,8 +60,9 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def write_report(out_dir, report: dict, md: list[str], json_name: str = "report.json",
-                 md_name: str = "report.md") -> None:
-    """The report as JSON and as Markdown in ``out_dir``, each written atomically."""
+                 md_name: str = "report.md") -> list[Path]:
+    """The report as JSON and as Markdown in ``out_dir``, each written atomically;
+    returns both paths."""
     import json
 
     from compsuite.data_prep.common.io import atomic_open
@@ -66,3 +71,4 @@ def write_report(out_dir, report: dict, md: list[str], json_name: str = "report.
         json.dump(report, fh, indent=2)
     with atomic_open(Path(out_dir) / md_name) as fh:
         fh.write("\n".join(md))
+    return [Path(out_dir) / json_name, Path(out_dir) / md_name]
