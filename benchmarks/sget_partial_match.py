@@ -37,7 +37,7 @@ from pathlib import Path
 
 from compsuite.data_prep.common.io import read_lines
 from compsuite.data_prep.sget.preprocess import read_released, segment_ja
-from compsuite.eval import sget, sget_partial
+from compsuite.eval.sget import metrics, partial
 
 GEN_TOTAL = 76_000
 PARTICLE_SWAP = {"が": "を", "を": "が", "に": "が", "は": "を"}
@@ -117,7 +117,7 @@ def main() -> None:
             print(f"generation + translation: {total / dt:,.0f} sentences/s "
                   f"({total} sentences, all splits, in {dt:.1f} s)")
         rows = read_released(data / "gen.txt")
-        info = sget.parse_gen_info(read_lines(data / "gen_info.tsv"))
+        info = metrics.parse_gen_info(read_lines(data / "gen_info.tsv"))
         if len(info) != len(rows):
             raise SystemExit(f"{data}: gen.txt and gen_info.tsv differ in length")
         from compsuite.data_prep.sget.lexicon import load
@@ -135,26 +135,26 @@ def main() -> None:
         idx = [i % len(rows) for i in range(a.n)]
         refs = [rows[i].japanese for i in idx]
         patterns = [rows[i].pattern for i in idx]
-        targets = sget_partial.japanese_targets([info[i].target for i in idx], refs, lx)
+        targets = partial.japanese_targets([info[i].target for i in idx], refs, lx)
         nouns = sorted({x.japanese for x in lx.nouns.values()}
                        | {x.japanese for x in lx.proper_nouns.values()})
         rng = random.Random(a.seed)
         hyps, kinds = zip(*(perturb(r, tg, nouns, rng, a.copy_share)
                              for r, tg in zip(refs, targets)))
-        exact = sget.exact_match(hyps, refs)
+        exact = metrics.exact_match(hyps, refs)
         print(f"{a.n} hypothesis lines over {len(set(refs))} distinct references; "
               f"exact match {exact.score:.1f}%")
 
         results = {}
-        sget_partial.load_nlp()  # loading GiNZA is not what is compared
-        sget_partial.load_nlp(parser_only=True)
+        partial.load_nlp()  # loading GiNZA is not what is compared
+        partial.load_nlp(parser_only=True)
         if not a.skip_naive:
             t = time.perf_counter()
-            results["naive"] = (sget_partial.partial_match_naive(hyps, refs, patterns, targets),
+            results["naive"] = (partial.partial_match_naive(hyps, refs, patterns, targets),
                                 time.perf_counter() - t)
         for name in ("fast (cold cache)", "fast (warm cache)"):
             t = time.perf_counter()
-            res = sget_partial.partial_match(hyps, refs, patterns, targets,
+            res = partial.partial_match(hyps, refs, patterns, targets,
                                              cache_dir=tmp / "cache", n_process=a.n_process)
             results[name] = (res, time.perf_counter() - t)
 

@@ -1,4 +1,4 @@
-"""The SGET paper's numbers in eval/reports/paper_numbers/sget.yaml are the paper's own:
+"""The SGET paper's numbers in eval/sget/paper_numbers.yaml are the paper's own:
 every figure is found in the paper's text (../shared/papers/kumon2024_sget.txt, a
 plain-text rendering), printed as in the paper and in the same table row (rebuilt from
 the YAML and compared with the table's lines, in order) or, for the running text, in

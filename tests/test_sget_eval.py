@@ -10,8 +10,8 @@ import pytest
 
 from conftest import reference_path
 
-from compsuite.eval import sget
-from compsuite.eval import sget_partial as sp
+from compsuite.eval.sget import metrics as sget
+from compsuite.eval.sget import partial as sp
 
 
 # ----------------------------------------------------------------------------- exact match
@@ -258,12 +258,15 @@ def test_scoring_from_parallel_threads():
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
+    from compsuite.data_prep.common.tokenisers import sudachi
     from compsuite.data_prep.sget import preprocess
 
-    main_tok = sget._sudachi("C", "core")
-    assert sget._sudachi("C", "core") is main_tok
+    main_tok = sudachi("C", "core")
+    assert sudachi("C", "core") is main_tok and sudachi("c") is main_tok
+    with pytest.raises(ValueError, match="split mode 'D'"):
+        sudachi("D")
     seen = []
-    t = threading.Thread(target=lambda: seen.append(sget._sudachi("C", "core")))
+    t = threading.Thread(target=lambda: seen.append(sudachi("C", "core")))
     t.start()
     t.join()
     assert seen[0] is not main_tok

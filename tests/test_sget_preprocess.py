@@ -5,6 +5,7 @@ encoded development files (skipped, naming the path, when ``../shared/reference`
 absent)."""
 import json
 import unicodedata
+from pathlib import Path
 
 import pytest
 
@@ -134,22 +135,41 @@ def test_prepare_end_to_end_and_reproducible(tmp_path, released):
         for lang in ("en", "ja"):
             lines = (out1 / f"{split}.{lang}").read_text(encoding="utf-8").splitlines()
             assert len(lines) == n and not any("▁" in line for line in lines)
-        assert (out1 / "raw" / f"{split}.pattern").read_text().splitlines()[0] in (
+        assert (out1 / "text" / f"{split}.pattern").read_text().splitlines()[0] in (
             "in_distribution", "subj_to_obj_common")
-    for f in ("sp/en.model", "sp/ja.model", "sp/en.vocab", "sp/ja.vocab", "raw/dev.ja"):
+    for f in ("sp/en.model", "sp/ja.model", "sp/en.vocab", "sp/ja.vocab", "text/dev.ja"):
         assert f in m1["sha256"]
     man = json.loads((out1 / "manifest.json").read_text())
     assert man["counts"]["train"] == 120 and man["args"]["ja_vocab"] == 50
     assert set(pp.PACKAGES) <= set(man["versions"]) and man["versions"]["sentencepiece"]
     assert man["statistics"]["ja"]["pieces"] == 50
-    # the encoded Japanese detokenises to the raw text (NFKC)
+    # the encoded Japanese detokenises to the plain text (NFKC); nothing named raw/
     enc = (out1 / "dev.ja").read_text(encoding="utf-8").splitlines()
-    raw = (out1 / "raw" / "dev.ja").read_text(encoding="utf-8").splitlines()
-    assert pp.detokenise(enc) == [unicodedata.normalize("NFKC", r) for r in raw]
+    text = (out1 / "text" / "dev.ja").read_text(encoding="utf-8").splitlines()
+    assert pp.detokenise(enc) == [unicodedata.normalize("NFKC", r) for r in text]
+    assert not (out1 / "raw").exists()
     # a finished folder is left alone; force redoes it
     stamp = (out1 / "dev.ja").stat().st_mtime_ns
     assert pp.prepare(released, out1, seed=3, **SMALL)["sha256"] == m1["sha256"]
     assert (out1 / "dev.ja").stat().st_mtime_ns == stamp
+
+
+def test_a_version_1_folder_is_redone_and_its_raw_text_removed(tmp_path, released):
+    """Version 1 wrote the plain text to raw/: such a folder is not taken as finished,
+    and the files its manifest listed under raw/ go (nothing else there does)."""
+    out = tmp_path / "p"
+    m = pp.prepare(released, out, seed=3, **SMALL)
+    man = json.loads((out / "manifest.json").read_text())
+    (out / "raw").mkdir()
+    for rel in [r for r in man["sha256"] if r.startswith("text/")]:
+        (out / "raw" / Path(rel).name).write_bytes((out / rel).read_bytes())
+    (out / "raw" / "mine.txt").write_text("not the preparation's\n")
+    man["generator_version"] = "1"
+    man["sha256"] = {r.replace("text/", "raw/", 1): d for r, d in man["sha256"].items()}
+    (out / "manifest.json").write_text(json.dumps(man))
+    m2 = pp.prepare(released, out, seed=3, **SMALL)
+    assert m2["generator_version"] == pp.VERSION and m2["sha256"] == m["sha256"]
+    assert [p.name for p in (out / "raw").iterdir()] == ["mine.txt"]
 
 
 def test_prepare_errors(tmp_path, released):

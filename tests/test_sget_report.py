@@ -1,12 +1,13 @@
-"""The SGET report (eval/reports/sget.py) on hand-made results: 2 seeds of a Transformer,
+"""The SGET report (eval/sget/report.py) on hand-made results: 2 seeds of a Transformer,
 four patterns (one without partial match, one split by complement clause, one split by
 length) and a model trained without concatenated sentences."""
 import copy
 import json
+from types import SimpleNamespace
 
 import pytest
 
-from compsuite.eval.reports.sget import build_report
+from compsuite.eval.sget.report import build_report, make_report
 from compsuite.eval.reports.tables import paper_numbers
 
 # our (test) pattern names -> the paper's Table 10 labels and Table 3 groups
@@ -79,7 +80,9 @@ def col(md, heading, name):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("sget_report")
-    rep = build_report("SGET test", "quick", results(), out, labels=LABELS, groups=GROUPS)
+    rep, written = make_report("SGET test", "quick", results(), out, labels=LABELS,
+                               groups=GROUPS)
+    assert written == [out / "report.json", out / "report.md", out / "per_pattern.png"]
     return out, rep, (out / "report.md").read_text(encoding="utf-8")
 
 
@@ -188,16 +191,16 @@ def test_tables_6_and_7_only_with_no_concatenation(built, tmp_path):
     assert "table6" in rep["tables"] and "table7" in rep["tables"]
     assert "## Table 5" not in md
 
-    rep2 = build_report("SGET test", "quick", results(no_concat=False), tmp_path,
-                        labels=LABELS, groups=GROUPS)
+    rep2, _ = make_report("SGET test", "quick", results(no_concat=False), tmp_path,
+                          labels=LABELS, groups=GROUPS)
     md2 = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "Table 6" not in md2 and "Table 7" not in md2
     assert "table6" not in rep2["tables"] and "table7" not in rep2["tables"]
 
 
 def test_table5_only_with_no_restrictions(tmp_path):
-    build_report("SGET test", "paper", results(no_restrictions=True), tmp_path,
-                 labels=LABELS, groups=GROUPS)
+    make_report("SGET test", "paper", results(no_restrictions=True), tmp_path,
+                labels=LABELS, groups=GROUPS)
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     h = "## Table 5"
     assert row(md, h, "Transformer", "No", "Gen.")[col(md, h, "Exact (%) ours")] == "45.0"
@@ -226,8 +229,8 @@ def test_signature_section(built):
 
 def test_missing_data_never_raises(tmp_path):
     # no results at all
-    rep = build_report("SGET test", "quick", [], tmp_path / "empty", labels=LABELS,
-                       groups=GROUPS)
+    rep, _ = make_report("SGET test", "quick", [], tmp_path / "empty", labels=LABELS,
+                         groups=GROUPS)
     assert (tmp_path / "empty" / "per_pattern.png").is_file()
     assert rep["tables"]["table2"]["rows"]
     # patterns missing from one seed, partial scores absent, no BLEU dicts, an unknown
@@ -238,7 +241,7 @@ def test_missing_data_never_raises(tmp_path):
     rs[0]["splits"]["test"]["bleu"] = None
     rs[0]["splits"]["gen"]["per_pattern"]["not_in_table10"] = score(0.5, 50.0, None, 10)
     rs.append({**result(1, arch="gru"), "splits": {}})
-    build_report("SGET test", "quick", rs, tmp_path / "partial", labels=LABELS, groups=GROUPS)
+    make_report("SGET test", "quick", rs, tmp_path / "partial", labels=LABELS, groups=GROUPS)
     md = (tmp_path / "partial" / "report.md").read_text(encoding="utf-8")
     h = "### Transformer (paper: Transformer)"
     assert row(md, h, "PP in Subj")[col(md, h, "Exact (%) ours")] == "30.0"
@@ -257,7 +260,10 @@ def test_default_mapping_from_pattern_table(tmp_path):
     r["splits"]["gen"]["per_pattern"] = {first.name: score(0.25, 60.0, 0.3, first.size)}
     r["splits"]["gen"]["by_cp"] = {}
     r["splits"]["gen"]["by_length"] = {}
-    build_report("SGET test", "quick", [r], tmp_path)
+    written = build_report(SimpleNamespace(title="SGET test", name="sget"), "quick", [r],
+                           tmp_path)
+    assert [p.name for p in written] == ["report.json", "report.md", "per_pattern.png"]
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert md.startswith("# SGET test: quick profile\n")
     h = "## Table 10"
     assert row(md, h, first.label)[col(md, h, "Exact (%) ours")] == "25.0"

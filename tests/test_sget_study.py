@@ -39,6 +39,35 @@ def test_bad_yaml_names_the_file_and_key(tmp_path, edit, message):
     assert str(tmp_path / "sget.yaml") in str(e.value) and message in str(e.value)
 
 
+def test_profile_settings_are_typed_with_todays_defaults(tmp_path):
+    from compsuite.studies.sget import Data, Options, Part, Selection
+
+    study = get_study("sget")
+    quick = study.profile("quick").settings
+    assert isinstance(quick, Options) and quick.data == Data(scale=0.1, seed=1)
+    assert (quick.data.en_vocab, quick.data.ja_vocab, quick.data.released) == (300, 650, None)
+    assert quick.parts == {"main": Part()} and quick.selection == Selection("all")
+    paper = study.profile("paper").settings
+    assert paper.selection.keep == "best"
+    assert paper.parts["no_restrictions"].runs == ["transformer-onmt"]
+    # no parts (or null ones): main alone, with the profile's runs and seeds
+    bare = study_with(tmp_path, lambda r: [r["profiles"]["quick"].pop(k)
+                                           for k in ("parts", "data", "selection")])
+    assert bare.profile("quick").settings == Options()
+    assert Options().parts == {"main": Part()} and Options(parts={"main": None}) == Options()
+
+
+def test_runs_of_parts_must_be_opennmt_runs(tmp_path):
+    def edit(r):
+        r["runs"]["transformer-fairseq"] = {"architecture": "transformer",
+                                            "toolkit": "fairseq"}
+        r["profiles"]["quick"]["parts"] = {"main": {"runs": ["transformer-fairseq"]}}
+
+    with pytest.raises(ConfigError, match=r"profiles\.quick\.parts\.main\.runs: "
+                                          "'transformer-fairseq' is not an OpenNMT-py run"):
+        study_with(tmp_path, edit)
+
+
 def test_plan_parts_with_their_own_runs_and_seeds():
     study = get_study("sget")
     paper = study.plan(study.profile("paper"))
@@ -112,22 +141,25 @@ class FakeBackend:
 
 
 def test_checkpoint_selection_by_dev_exact_match_resumes_and_prunes(tmp_path):
-    from compsuite.studies.sget import select_checkpoint
+    from functools import partial
+
+    from compsuite.eval.sget.selection import select_checkpoint
 
     refs = ["猫が走った。", "犬が寝た。", "鳥が鳴いた。", "魚が泳いだ。"]
-    write_lines(tmp_path / "data" / "encoded" / "raw" / "dev.ja", refs)
+    dev = tmp_path / "data" / "encoded" / "text" / "dev.ja"
+    write_lines(dev, refs)
     run_dir = tmp_path / "run"
     backend = FakeBackend(run_dir, refs, {10: 1, 20: 3, 30: 3})
-    ctx = SimpleNamespace(backend=backend, run_dir=run_dir, data=SimpleNamespace(
-        root=tmp_path / "data"), generation={}, show=False)
-    sel = select_checkpoint(ctx)
+    select = partial(select_checkpoint, backend, run_dir, SimpleNamespace(root=tmp_path / "data"),
+                     {}, dev)
+    sel = select()
     assert sel["by_step"] == {"10": 0.25, "20": 0.75, "30": 0.75}
     assert sel["best_step"] == 20 and sel["checkpoint"].endswith("model_step_20.pt")
     assert json.loads((run_dir / "selection.json").read_text())["by_step"]["20"] == 0.75
     # stored scores are not computed again; a new checkpoint is
     (run_dir / "checkpoints" / "model_step_40.pt").write_text("x")
     backend.right[40] = 4
-    sel = select_checkpoint(ctx, keep="best")
+    sel = select(keep="best")
     assert backend.calls == [10, 20, 30, 40] and sel["best_step"] == 40
     assert [p.name for p in (run_dir / "checkpoints").iterdir()] == ["model_step_40.pt"]
     # the best checkpoint deleted by hand: an error, not a silent other choice
@@ -135,7 +167,7 @@ def test_checkpoint_selection_by_dev_exact_match_resumes_and_prunes(tmp_path):
     (run_dir / "checkpoints" / "model_step_50.pt").write_text("x")
     backend.right[50] = 0
     with pytest.raises(DataError, match="step 40"):
-        select_checkpoint(ctx)
+        select()
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -150,7 +182,7 @@ def tiny_data(tmp_path_factory):
 
 def test_score_set_copies_and_breaks_down(tiny_data):
     from compsuite.data_prep.sget.preprocess import read_released
-    from compsuite.eval.sget import parse_gen_info, score_set
+    from compsuite.eval.sget.metrics import parse_gen_info, score_set
 
     rows = read_released(tiny_data / "gen.txt")
     info = parse_gen_info(read_lines(tiny_data / "gen_info.tsv"))
@@ -205,7 +237,7 @@ def test_eval_sget_score_command(tiny_data, tmp_path, capsys):
 def encoded_tiny(tmp_path_factory):
     """The study's own data path at 0.5% scale: generated, Sudachi + BPE, OpenNMT-py
     corpus and vocabularies."""
-    from compsuite.studies.sget import build_dataset
+    from compsuite.data_prep.sget.dataset import build_dataset
     from compsuite.toolkits import get_backend
 
     root = tmp_path_factory.mktemp("sget_data")
@@ -224,8 +256,13 @@ def test_data_folders_and_corpus(encoded_tiny):
     # the corpus is the encoding: valid is the development set
     assert read_lines(encoded_tiny.raw / "valid.tgt") == read_lines(root / "encoded" / "dev.ja")
     assert read_lines(encoded_tiny.raw / "gen.src") == read_lines(root / "encoded" / "gen.en")
+    # not a second copy: raw/ is hard-linked to encoded/ (same file system here)
+    assert (encoded_tiny.raw / "valid.tgt").samefile(root / "encoded" / "dev.ja")
+    # the encoding's plain text is encoded/text/; nothing else is named raw/
+    assert read_lines(root / "encoded" / "text" / "dev.pattern")
+    assert not (root / "encoded" / "raw").exists()
     # a second preparation finds everything in place (no file rewritten)
-    from compsuite.studies.sget import build_dataset
+    from compsuite.data_prep.sget.dataset import build_dataset
 
     before = {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
     build_dataset(root.parents[3], "main", scale=0.005, show=False)

@@ -40,12 +40,14 @@ path is recorded in them).
 
 Public functions: :func:`read_released`, :func:`segment_ja`, :func:`split_punct_en`,
 :func:`pretokenise`, :func:`train_bpe`, :func:`load_model`, :func:`encode`,
-:func:`strip_marker`, :func:`detokenise`, :func:`prepare` and :func:`main` (the
-``compsuite data sget prepare`` command).
+:func:`strip_marker`, :func:`detokenise`, :func:`prepare` (and
+:func:`remove_old_layout`, which clears a version-1 output's ``raw/``) and :func:`main`
+(the ``compsuite data sget prepare`` command).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import re
 import sys
@@ -55,13 +57,16 @@ from typing import Iterable, Sequence
 
 from compsuite.data_prep.common.io import DataError, atomic_open, iter_lines, write_lines
 from compsuite.data_prep.common.manifest import is_complete, read_manifest, write_manifest
-from compsuite.threadcache import per_thread
+from compsuite.data_prep.common.tokenisers import sudachi
 
-VERSION = "1"
+#: 2: the text as read is written to ``text/`` (version 1 wrote it to ``raw/``)
+VERSION = "2"
 GENERATOR = "sget.preprocess"
 
 #: the released files, in the order they are processed; ``train`` is required
 SPLITS = ("train", "dev", "test", "gen")
+#: the folder of ``out_dir`` with the text as read (plain English and Japanese, patterns)
+TEXT = "text"
 LANGS = ("en", "ja")
 MARKER = "\u2581"  # sentencepiece's word-boundary marker
 
@@ -113,22 +118,11 @@ def read_released(path: str | Path) -> list[Example]:
 
 
 # ----------------------------------------------------------------------------- pre-tokenisation
-@per_thread
-def _sudachi(mode: str, dict_name: str):
-    from sudachipy import Dictionary, SplitMode
-
-    try:
-        split = getattr(SplitMode, mode.upper())
-    except AttributeError:
-        raise ValueError(f"unknown Sudachi split mode {mode!r} (A, B or C)") from None
-    return Dictionary(dict=dict_name).create(split)
-
-
 def segment_ja(lines: Iterable[str], *, mode: str = SUDACHI_MODE,
                dict_name: str = SUDACHI_DICT) -> list[str]:
     """Sudachi word segmentation: each line's words (surface forms) joined by single
     spaces; whitespace in the input is not a word."""
-    tok = _sudachi(mode, dict_name)
+    tok = sudachi(mode, dict_name)
     out = []
     for line in lines:
         words = [m.surface() for m in tok.tokenize(line)]
@@ -249,6 +243,27 @@ def detokenise(lines: Iterable[str], lang: str = "ja") -> list[str]:
 
 
 # ----------------------------------------------------------------------------- prepare
+def remove_old_layout(out_dir: str | Path) -> list[Path]:
+    """Delete the plain text a version-1 preparation wrote to ``out_dir/raw/`` (now
+    ``text/``): only the files its own manifest lists, then the folder if that left it
+    empty.  Anything else, or a folder without such a manifest, is left alone.  Returns
+    the files deleted."""
+    out_dir = Path(out_dir)
+    manifest = read_manifest(out_dir)
+    if not manifest or manifest.get("generator") != GENERATOR or \
+            manifest.get("generator_version") != "1":
+        return []
+    gone = []
+    for rel in manifest.get("sha256", {}):
+        p = out_dir / rel
+        if Path(rel).parts[:1] == ("raw",) and p.is_file():
+            p.unlink()
+            gone.append(p)
+    with contextlib.suppress(OSError):
+        (out_dir / "raw").rmdir()
+    return gone
+
+
 def _args(src_dir, from_released, en_vocab, ja_vocab, en_coverage, ja_coverage, seed,
           splits, sudachi_mode, dict_name) -> dict:
     return {"src_dir": str(Path(src_dir).resolve()), "from_released": from_released,
@@ -270,8 +285,9 @@ def prepare(src_dir: str | Path, out_dir: str | Path, *, from_released: bool = T
 
     * ``{split}.en``, ``{split}.ja``: the encoded text OpenNMT-py reads (the format of the
       released ``{split}_{en,ja}_encoded_sp.txt``);
-    * ``raw/{split}.en``, ``raw/{split}.ja``, ``raw/{split}.pattern``: the text as read
-      (for scoring detokenised outputs against ``raw/{split}.ja``, per pattern);
+    * ``text/{split}.en``, ``text/{split}.ja``, ``text/{split}.pattern``: the text as
+      read, plain (for scoring detokenised outputs against ``text/{split}.ja``, per
+      pattern);
     * ``sp/en.model``, ``sp/en.vocab``, ``sp/ja.model``, ``sp/ja.vocab``;
     * ``manifest.json``: arguments, line counts, checksums of every file, the versions
       of sudachipy, sudachidict-core and sentencepiece.
@@ -290,12 +306,13 @@ def prepare(src_dir: str | Path, out_dir: str | Path, *, from_released: bool = T
         return read_manifest(out_dir)
 
     data = {s: read_released(src_dir / f"{s}.txt") for s in splits}
+    remove_old_layout(out_dir)
     files: list[str] = []
     for s, rows in data.items():
         for suffix, col in (("en", [r.english for r in rows]), ("ja", [r.japanese for r in rows]),
                             ("pattern", [r.pattern for r in rows])):
-            write_lines(out_dir / "raw" / f"{s}.{suffix}", col)
-            files.append(f"raw/{s}.{suffix}")
+            write_lines(out_dir / TEXT / f"{s}.{suffix}", col)
+            files.append(f"{TEXT}/{s}.{suffix}")
 
     settings = {"en": (en_vocab, en_coverage), "ja": (ja_vocab, ja_coverage)}
     stats: dict = {}

@@ -1,6 +1,6 @@
 """SGET metrics (Kumon et al. 2024, section 4.1.3 and appendix E): exact match, BLEU and
 the breakdowns of Tables 2, 3, 6, 7, 10 and 11.  Pure functions over lists of strings;
-the GiNZA partial match lives in :mod:`compsuite.eval.sget_partial`.
+the GiNZA partial match lives in :mod:`compsuite.eval.sget.partial`.
 
 Hypotheses from any system are scored from plain text: OpenNMT-py outputs in the
 released encoding (pieces separated by spaces) and a language model's plain Japanese
@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 from compsuite.data_prep.common.manifest import package_versions
-from compsuite.threadcache import per_thread
+from compsuite.data_prep.common.tokenisers import sudachi
 
 VERSION = "1"
 IN_DISTRIBUTION = "in_distribution"
@@ -179,16 +179,9 @@ def mecab_available() -> bool:
     return find_spec("MeCab") is not None and find_spec("ipadic") is not None
 
 
-@per_thread
-def _sudachi(mode: str, dict_name: str):
-    from sudachipy import Dictionary, SplitMode
-
-    return Dictionary(dict=dict_name).create(getattr(SplitMode, mode.upper()))
-
-
 def segment(texts: Iterable[str], mode: str = "C", dict_name: str = "core") -> list[str]:
     """Normalise (:func:`normalise`) and segment with Sudachi; words joined by spaces."""
-    tok = _sudachi(mode, dict_name)
+    tok = sudachi(mode, dict_name)
     out = []
     for t in texts:
         t = normalise(t)
@@ -395,72 +388,109 @@ def score_set(hyps: Sequence[str], refs: Sequence[str], sources: Sequence[str],
     n = _check(hyps, refs, ("sources", sources), ("patterns", patterns))
     if gen_info is not None and len(gen_info) != n:
         raise ValueError(f"{len(gen_info)} gen_info lines for {n} hypotheses")
-    ok = exact_matches(hyps, refs)
-    h_seg, r_seg, sb_tok, extra = _bleu_inputs(hyps, refs, bleu_tokenize)
-
-    def bleu_of(idx: Sequence[int]) -> float:
-        return _bleu_on([h_seg[i] for i in idx], [r_seg[i] for i in idx], sb_tok, extra,
-                        bleu_tokenize).score
-
-    overall = _bleu_on(h_seg, r_seg, sb_tok, extra, bleu_tokenize)
-    out: dict = {"n": n, "exact_match": sum(ok) / n, "exact_signature": exact_signature(),
+    lines = ScoredLines(exact_matches(hyps, refs), [None] * n,
+                        *_bleu_inputs(hyps, refs, bleu_tokenize), bleu_tokenize)
+    overall = lines.bleu(range(n))
+    out: dict = {"n": n, "exact_match": sum(lines.ok) / n, "exact_signature": exact_signature(),
                  "bleu": {"score": overall.score, "signature": overall.signature}}
     if all(p == IN_DISTRIBUTION for p in patterns):
         return out
-
-    matches: list = [None] * n
     if partial:
         if gen_info is None:
             raise ValueError("partial match needs the generator's gen_info (target words)")
-        from compsuite.eval import sget_partial
-
-        targets = sget_partial.japanese_targets([g.target for g in gen_info], refs)
-        res = sget_partial.partial_match(hyps, refs, patterns, targets, cache_dir=cache_dir,
-                                         n_process=n_process)
-        matches = res.matches
-        out["partial_match"] = None if res.score is None else res.score / 100.0
-        out["partial_n"] = res.n
-        out["partial_signature"] = res.signature
-        out["partial_not_scored"] = res.reasons
-
-    def cell(idx: Sequence[int]) -> dict:
-        scored = [matches[i] for i in idx if matches[i] is not None]
-        return {"exact_match": sum(ok[i] for i in idx) / len(idx), "bleu": bleu_of(idx),
-                "partial_match": sum(scored) / len(scored) if scored else None,
-                "n": len(idx)}
-
-    def groups(keys: Sequence[Hashable]) -> "OrderedDict[Hashable, list[int]]":
-        g: OrderedDict = OrderedDict()
-        for i, k in enumerate(keys):
-            g.setdefault(k, []).append(i)
-        return g
-
-    by_pattern = groups(patterns)
+        lines.matches = _partial_into(out, hyps, refs, patterns, gen_info, cache_dir, n_process)
+    by_pattern = _index_groups(patterns)
     order = [p for p in PATTERNS if p in by_pattern] + sorted(
         p for p in by_pattern if p not in PATTERNS)
-    out["per_pattern"] = OrderedDict((p, cell(by_pattern[p])) for p in order)
-    by_grp = groups(group_of(patterns))
-    out["by_group"] = OrderedDict((k, cell(v)) for k, v in by_grp.items())
+    out["per_pattern"] = OrderedDict((p, lines.cell(by_pattern[p])) for p in order)
+    out["by_group"] = OrderedDict((k, lines.cell(v))
+                                  for k, v in _index_groups(group_of(patterns)).items())
     inside = ([g.in_cp for g in gen_info] if gen_info is not None
               else [in_cp(s) for s in sources])
-    out["by_cp"] = OrderedDict()
-    for p in order:
-        idx = by_pattern[p]
-        yes = [i for i in idx if inside[i]]
-        no = [i for i in idx if not inside[i]]
-        if yes and no:
-            out["by_cp"][p] = {"in_cp": cell(yes), "not_in_cp": cell(no)}
+    out["by_cp"] = _by_cp(lines, [(p, by_pattern[p]) for p in order], inside)
     if train_sources is not None:
         longest = _longest_training_source(train_sources, sources)
         out["max_train_length"] = longest
-        out["by_length"] = OrderedDict()
-        for p in order:
-            idx = by_pattern[p]
-            keys = length_keys([sources[i] for i in idx], longest)
-            longer = [i for i, k in zip(idx, keys) if k == "longer"]
-            shorter = [i for i, k in zip(idx, keys) if k == "shorter"]
-            if longer:
-                out["by_length"][p] = {"longer": cell(longer)}
-                if shorter:
-                    out["by_length"][p]["shorter"] = cell(shorter)
+        out["by_length"] = _by_length(lines, [(p, by_pattern[p]) for p in order], sources,
+                                      longest)
+    return out
+
+
+@dataclass
+class ScoredLines:
+    """One set's per-line results (exact match, partial match or None, the sides as
+    sacreBLEU reads them), from which any subset of its lines is scored."""
+    ok: list[bool]
+    matches: list
+    h_seg: list[str]
+    r_seg: list[str]
+    sb_tok: str
+    extra: dict
+    tokenize: str
+
+    def bleu(self, idx: Iterable[int]) -> ScoreResult:
+        idx = list(idx)
+        return _bleu_on([self.h_seg[i] for i in idx], [self.r_seg[i] for i in idx],
+                        self.sb_tok, self.extra, self.tokenize)
+
+    def cell(self, idx: Sequence[int]) -> dict:
+        """Exact match, corpus BLEU and partial match (over the lines it scored) of the
+        lines ``idx``, and how many."""
+        scored = [self.matches[i] for i in idx if self.matches[i] is not None]
+        return {"exact_match": sum(self.ok[i] for i in idx) / len(idx),
+                "bleu": self.bleu(idx).score,
+                "partial_match": sum(scored) / len(scored) if scored else None,
+                "n": len(idx)}
+
+
+def _index_groups(keys: Sequence[Hashable]) -> "OrderedDict[Hashable, list[int]]":
+    """Each key's line numbers, keys in the order they first occur."""
+    g: OrderedDict = OrderedDict()
+    for i, k in enumerate(keys):
+        g.setdefault(k, []).append(i)
+    return g
+
+
+def _partial_into(out: dict, hyps: Sequence[str], refs: Sequence[str],
+                  patterns: Sequence[str], gen_info: Sequence[GenInfo], cache_dir,
+                  n_process: int) -> list:
+    """Partial match of every line (:mod:`compsuite.eval.sget.partial`): its summary
+    into ``out``; returns the per-line decisions (None: not scored)."""
+    from compsuite.eval.sget import partial
+
+    targets = partial.japanese_targets([g.target for g in gen_info], refs)
+    res = partial.partial_match(hyps, refs, patterns, targets, cache_dir=cache_dir,
+                                n_process=n_process)
+    out["partial_match"] = None if res.score is None else res.score / 100.0
+    out["partial_n"] = res.n
+    out["partial_signature"] = res.signature
+    out["partial_not_scored"] = res.reasons
+    return res.matches
+
+
+def _by_cp(lines: ScoredLines, by_pattern: list[tuple[str, list[int]]],
+           inside: Sequence[bool]) -> "OrderedDict[str, dict]":
+    """Table 11: each pattern with lines both inside and outside a complement clause."""
+    out: OrderedDict = OrderedDict()
+    for p, idx in by_pattern:
+        yes = [i for i in idx if inside[i]]
+        no = [i for i in idx if not inside[i]]
+        if yes and no:
+            out[p] = {"in_cp": lines.cell(yes), "not_in_cp": lines.cell(no)}
+    return out
+
+
+def _by_length(lines: ScoredLines, by_pattern: list[tuple[str, list[int]]],
+               sources: Sequence[str], longest: int) -> "OrderedDict[str, dict]":
+    """Table 7: each pattern with sources at least ``longest`` words long (``longer``),
+    and its other lines (``shorter``) when it has any."""
+    out: OrderedDict = OrderedDict()
+    for p, idx in by_pattern:
+        keys = length_keys([sources[i] for i in idx], longest)
+        longer = [i for i, k in zip(idx, keys) if k == "longer"]
+        shorter = [i for i, k in zip(idx, keys) if k == "shorter"]
+        if longer:
+            out[p] = {"longer": lines.cell(longer)}
+            if shorter:
+                out[p]["shorter"] = lines.cell(shorter)
     return out

@@ -2,9 +2,9 @@
 
 A line is correct when the *target* of its generalisation pattern is translated and
 plays the same grammatical role as in the reference.  What the target is comes from
-the pattern (:data:`compsuite.eval.sget.PATTERNS`): a noun (primitive substitution), a
-verb (primitive structural alternation, tense alternation), or a phrase (phrase
-recombination, PP and adjective recursion, indirect-object-extracted RC).  The caller
+the pattern (:data:`compsuite.eval.sget.metrics.PATTERNS`): a noun (primitive
+substitution), a verb (primitive structural alternation, tense alternation), or a phrase
+(phrase recombination, PP and adjective recursion, indirect-object-extracted RC).  The caller
 passes, per line, the hypothesis, the reference, the pattern and the target's Japanese
 (or ``None`` for phrase patterns, whose target phrase is then read off the reference's
 parse: the noun phrase in the pattern's role with the largest modifier subtree).
@@ -83,7 +83,7 @@ from typing import Hashable, Iterable, Mapping, Sequence
 from compsuite.data_prep.common.io import atomic_open
 from compsuite.threadcache import per_thread
 
-from .sget import IN_DISTRIBUTION, PATTERNS, PatternInfo, normalise, pattern_info
+from .metrics import IN_DISTRIBUTION, PATTERNS, PatternInfo, normalise, pattern_info
 
 FEATURES_VERSION = "1"
 MODEL = "ja_ginza"
@@ -427,7 +427,7 @@ def _result(matches: list, reasons: dict, stats: dict, model: str) -> PartialRes
 def partial_by(matches: Sequence, keys: Sequence[Hashable]) -> dict:
     """Partial match (%) per key over the scored lines: ``{key: {"score", "n",
     "correct"}}`` (Table 10 with ``keys=patterns``, Table 11 with
-    :func:`compsuite.eval.sget.cp_keys`)."""
+    :func:`compsuite.eval.sget.metrics.cp_keys`)."""
     if len(matches) != len(keys):
         raise ValueError(f"{len(keys)} keys for {len(matches)} lines")
     agg: dict = {}
@@ -585,128 +585,153 @@ def partial_match(hyps: Sequence[str], refs: Sequence[str], patterns: Sequence[s
     plan, reasons = _plan(patterns, targets, table)
     lines = [i for i in range(n) if plan[i] is not None]
     stats: dict = {"lines": n, "lines_of_scored_patterns": len(lines)}
-    nlp = load_nlp(model, parser_only=True)
-    H = [normalise(h) for h in hyps]
-    R = [normalise(r) for r in refs]
-
-    cache: dict = {}
+    fast = _FastPath(load_nlp(model, parser_only=True), [normalise(h) for h in hyps],
+                     [normalise(r) for r in refs], targets, plan, reasons)
     cache_file = None
     if cache_dir is not None and lines:
         cache_file = Path(cache_dir) / (
             f"sget_partial_refs_{_dataset_key(refs, patterns, targets, plan, model)}.json")
         if cache_file.is_file():
-            cache = json.loads(cache_file.read_text(encoding="utf-8"))
-    n_cached = len(cache)
-    entries: dict[str, tuple] = {}
-
-    def entry(i: int) -> tuple | None:
-        kind, role = plan[i]
-        key = _entry_key(R[i], targets[i], kind, role)
-        if key not in entries and key in cache:
-            entries[key] = _decode_entry(cache[key])
-        return entries.get(key)
-
-    tok_cache: dict[str, list[Tok]] = {}
-
-    def tokens(text: str) -> list[Tok]:
-        t = tok_cache.get(text)
-        if t is None:
-            t = tok_cache[text] = toks_of(nlp.make_doc(text), parsed=False)
-        return t
-
-    matches: list = [None] * n
-    counts = {"equal_to_reference": 0, "decided_on_tokens": 0}
-
-    def token_check(i: int, tgt: Target, surface: set) -> bool:
-        """False (and the line decided) when the hypothesis's tokens already rule it out."""
-        toks = tokens(H[i])
-        k = SURFACE_LEN[tgt.kind]
-        have = {surface_features(toks, sp, tgt.kind) for sp in occurrences(toks, tgt)}
-        if not have or not all(f[:k] in have for f in surface):
-            matches[i] = False
-            counts["decided_on_tokens"] += 1
-            return False
-        return True
-
-    def missing(i: int) -> None:
-        reasons["missing target"] = reasons.get("missing target", 0) + 1
-
-    # --- 1. equal lines; token checks for given targets; what needs a reference parse
-    ref_queue: dict[str, list[int]] = {}
-    hyp_queue: dict[str, list[int]] = {}
-    for i in lines:
-        if H[i] == R[i]:
-            matches[i] = True
-            counts["equal_to_reference"] += 1
-            continue
-        kind, role = plan[i]
-        known = entry(i)
-        if known is not None:
-            tgt, rf = known
-            if not rf:
-                missing(i)
-            elif token_check(i, tgt, set(rf)):
-                hyp_queue.setdefault(H[i], []).append(i)
-            continue
-        if kind == "phrase":
-            ref_queue.setdefault(R[i], []).append(i)
-            continue
-        tgt = _target(nlp, normalise(targets[i]), kind)
-        rtoks = tokens(R[i])
-        rs = {surface_features(rtoks, sp, kind) for sp in occurrences(rtoks, tgt)}
-        if not rs:
-            missing(i)
-            entries[_entry_key(R[i], targets[i], kind, role)] = (tgt, [])
-            continue
-        if token_check(i, tgt, rs):
-            ref_queue.setdefault(R[i], []).append(i)
-            hyp_queue.setdefault(H[i], []).append(i)
-
-    # --- 2. references still needed: parse each distinct sentence once
-    ref_texts = list(ref_queue)
-    for text, doc in zip(ref_texts, nlp.pipe(ref_texts, batch_size=batch_size,
-                                             n_process=n_process)):
-        toks = toks_of(doc)
-        for i in ref_queue[text]:
-            kind, role = plan[i]
-            key = _entry_key(R[i], targets[i], kind, role)
-            if key not in entries:
-                entries[key] = _ref_features(toks, nlp, targets[i], kind, role)
-            if kind == "phrase":
-                tgt, rf = entries[key]
-                if not rf:
-                    missing(i)
-                elif token_check(i, tgt, set(rf)):
-                    hyp_queue.setdefault(H[i], []).append(i)
-    stats["references_parsed"] = len(ref_texts)
+            fast.cache = json.loads(cache_file.read_text(encoding="utf-8"))
+    n_cached = len(fast.cache)
+    for i in lines:                       # 1. equal lines, token checks
+        fast.first_pass(i)
+    stats["references_parsed"] = fast.parse_references(batch_size, n_process)   # 2.
     t_ref = time.perf_counter()
-
-    # --- 3. hypotheses still undecided: parse each distinct sentence once
-    hyp_texts = list(hyp_queue)
-    for text, doc in zip(hyp_texts, nlp.pipe(hyp_texts, batch_size=batch_size,
-                                             n_process=n_process)):
-        toks = toks_of(doc)
-        for i in hyp_queue[text]:
-            tgt, rf = entry(i)
-            matches[i] = _decide(rf, {features(toks, sp, tgt.kind)
-                                      for sp in occurrences(toks, tgt)})
-    stats.update(counts)
-    stats["hypotheses_parsed"] = len(hyp_texts)
-    stats["hypothesis_lines_parsed"] = sum(len(v) for v in hyp_queue.values())
-
+    parsed = fast.parse_hypotheses(batch_size, n_process)                        # 3.
+    stats.update(fast.counts)
+    stats["hypotheses_parsed"] = parsed
+    stats["hypothesis_lines_parsed"] = sum(len(v) for v in fast.hyp_queue.values())
     if cache_file is not None:
-        for key, (tgt, rf) in entries.items():
-            cache.setdefault(key, _encode_entry(tgt, rf))
-        if len(cache) > n_cached:
-            with atomic_open(cache_file) as fh:
-                json.dump(cache, fh, ensure_ascii=False)
-            stats["reference_cache"] = f"{n_cached} entries read, {len(cache)} written"
-        else:
-            stats["reference_cache"] = f"{n_cached} entries read"
+        stats["reference_cache"] = fast.save_cache(cache_file, n_cached)
     t1 = time.perf_counter()
     stats["seconds_tokens_and_references"] = round(t_ref - t0, 3)
     stats["seconds_hypotheses"] = round(t1 - t_ref, 3)
-    return _result(matches, reasons, stats, model)
+    return _result(fast.matches, reasons, stats, model)
+
+
+class _FastPath:
+    """The state of one :func:`partial_match` call: normalised hypotheses ``H`` and
+    references ``R``, each line's plan, the reference entries (target and feature tuples,
+    from the disk ``cache`` or computed), the per-line decisions and what was queued
+    for parsing."""
+
+    def __init__(self, nlp, H: list[str], R: list[str], targets: Sequence[str | None],
+                 plan: list, reasons: dict):
+        self.nlp, self.H, self.R, self.targets, self.plan = nlp, H, R, targets, plan
+        self.reasons = reasons
+        self.cache: dict = {}
+        self.entries: dict[str, tuple] = {}
+        self.tok_cache: dict[str, list[Tok]] = {}
+        self.matches: list = [None] * len(H)
+        self.counts = {"equal_to_reference": 0, "decided_on_tokens": 0}
+        self.ref_queue: dict[str, list[int]] = {}
+        self.hyp_queue: dict[str, list[int]] = {}
+
+    def key(self, i: int) -> str:
+        kind, role = self.plan[i]
+        return _entry_key(self.R[i], self.targets[i], kind, role)
+
+    def entry(self, i: int) -> tuple | None:
+        key = self.key(i)
+        if key not in self.entries and key in self.cache:
+            self.entries[key] = _decode_entry(self.cache[key])
+        return self.entries.get(key)
+
+    def tokens(self, text: str) -> list[Tok]:
+        t = self.tok_cache.get(text)
+        if t is None:
+            t = self.tok_cache[text] = toks_of(self.nlp.make_doc(text), parsed=False)
+        return t
+
+    def token_check(self, i: int, tgt: Target, surface: set) -> bool:
+        """False (and the line decided) when the hypothesis's tokens already rule it out."""
+        toks = self.tokens(self.H[i])
+        k = SURFACE_LEN[tgt.kind]
+        have = {surface_features(toks, sp, tgt.kind) for sp in occurrences(toks, tgt)}
+        if not have or not all(f[:k] in have for f in surface):
+            self.matches[i] = False
+            self.counts["decided_on_tokens"] += 1
+            return False
+        return True
+
+    def missing(self) -> None:
+        self.reasons["missing target"] = self.reasons.get("missing target", 0) + 1
+
+    def first_pass(self, i: int) -> None:
+        """Line ``i`` decided when equal to its reference or ruled out on tokens; else
+        queued for what it still needs parsed."""
+        H, R = self.H, self.R
+        if H[i] == R[i]:
+            self.matches[i] = True
+            self.counts["equal_to_reference"] += 1
+            return
+        kind, role = self.plan[i]
+        known = self.entry(i)
+        if known is not None:
+            tgt, rf = known
+            if not rf:
+                self.missing()
+            elif self.token_check(i, tgt, set(rf)):
+                self.hyp_queue.setdefault(H[i], []).append(i)
+            return
+        if kind == "phrase":
+            self.ref_queue.setdefault(R[i], []).append(i)
+            return
+        tgt = _target(self.nlp, normalise(self.targets[i]), kind)
+        rtoks = self.tokens(R[i])
+        rs = {surface_features(rtoks, sp, kind) for sp in occurrences(rtoks, tgt)}
+        if not rs:
+            self.missing()
+            self.entries[self.key(i)] = (tgt, [])
+            return
+        if self.token_check(i, tgt, rs):
+            self.ref_queue.setdefault(R[i], []).append(i)
+            self.hyp_queue.setdefault(H[i], []).append(i)
+
+    def parse_references(self, batch_size: int, n_process: int) -> int:
+        """Parse each distinct reference still needed once; returns how many."""
+        texts = list(self.ref_queue)
+        for text, doc in zip(texts, self.nlp.pipe(texts, batch_size=batch_size,
+                                                  n_process=n_process)):
+            toks = toks_of(doc)
+            for i in self.ref_queue[text]:
+                kind, role = self.plan[i]
+                key = self.key(i)
+                if key not in self.entries:
+                    self.entries[key] = _ref_features(toks, self.nlp, self.targets[i], kind,
+                                                      role)
+                if kind == "phrase":
+                    tgt, rf = self.entries[key]
+                    if not rf:
+                        self.missing()
+                    elif self.token_check(i, tgt, set(rf)):
+                        self.hyp_queue.setdefault(self.H[i], []).append(i)
+        return len(texts)
+
+    def parse_hypotheses(self, batch_size: int, n_process: int) -> int:
+        """Parse each distinct undecided hypothesis once and decide its lines; returns
+        how many."""
+        texts = list(self.hyp_queue)
+        for text, doc in zip(texts, self.nlp.pipe(texts, batch_size=batch_size,
+                                                  n_process=n_process)):
+            toks = toks_of(doc)
+            for i in self.hyp_queue[text]:
+                tgt, rf = self.entry(i)
+                self.matches[i] = _decide(rf, {features(toks, sp, tgt.kind)
+                                               for sp in occurrences(toks, tgt)})
+        return len(texts)
+
+    def save_cache(self, cache_file: Path, n_cached: int) -> str:
+        """The reference entries added to the disk cache (rewritten atomically when it
+        grew); returns what the stats say of it."""
+        for key, (tgt, rf) in self.entries.items():
+            self.cache.setdefault(key, _encode_entry(tgt, rf))
+        if len(self.cache) > n_cached:
+            with atomic_open(cache_file) as fh:
+                json.dump(self.cache, fh, ensure_ascii=False)
+            return f"{n_cached} entries read, {len(self.cache)} written"
+        return f"{n_cached} entries read"
 
 
 # ----------------------------------------------------------------------------- targets
@@ -753,9 +778,9 @@ def japanese_targets(english_targets: Sequence[str | None], refs: Sequence[str],
         from compsuite.data_prep.sget.lexicon import load
 
         lexicon = load()
-    from compsuite.data_prep.sget.preprocess import _sudachi
+    from compsuite.data_prep.common.tokenisers import sudachi
 
-    tokenizer = _sudachi("C", "core")
+    tokenizer = sudachi("C", "core")
     out: list[str | None] = []
     for word, ref in zip(english_targets, refs):
         if not word:
