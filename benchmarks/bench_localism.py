@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from compsuite.eval import localism
+from compsuite.eval.pcfgset import localism
 from compsuite.eval.translators import load_translator
 
 

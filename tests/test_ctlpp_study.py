@@ -107,15 +107,22 @@ def _with_profile(tmp_path, **changes):
 def test_ctlpp_profile_data_scales_the_task(tmp_path):
     """A profile's `data:` sets any generator size (the quick profile's scaled-down
     task) and names the data folder; an unknown key is an error naming the file."""
+    from compsuite import schema
     from compsuite.data_prep.common.manifest import read_manifest
     from compsuite.registry import Profile
 
     study = get_study("ctlpp")
-    small = Profile("p", "", [1], list(RUNS), 1, {
-        "data": {"n_train": 300, "n_test": 20, "n_functions": 16, "max_length": 3}})
+
+    def profile(**data):
+        options = {"variants": ["A"], "data": data}
+        return Profile("p", "", [1], list(RUNS), 1, options,
+                       settings=schema.check(study.profile_schema, options, "p"))
+
+    small = profile(n_train=300, n_test=20, n_functions=16, max_length=3)
+    assert small.settings.data.n_symbols == 8            # the paper's, CTLConfig's default
     paths = study.prepare("A", 1, small, tmp_path, show=False)
     assert paths.root.name == "seed1" and paths.root.parent.name == "n300-f16-len3"
-    full = Profile("p", "", [1], list(RUNS), 1, {"data": {"n_train": 300, "n_test": 20}})
+    full = profile(n_train=300, n_test=20)
     assert study.prepare("A", 1, full, tmp_path, show=False).root.parent.name == "n300"
     s_cell = study.prepare("S-f8-s2", 1, full, tmp_path, show=False)
     assert read_manifest(s_cell.raw)["S"]["shared_functions"] == 8
@@ -126,6 +133,20 @@ def test_ctlpp_profile_data_scales_the_task(tmp_path):
     with pytest.raises(ConfigError, match=r"ctlpp.yaml: profiles.quick.data: unknown key "
                                           r"'n_funcs'.*did you mean 'n_functions'"):
         load_study(bad)
+    with pytest.raises(ConfigError, match=r"ctlpp.yaml: profiles.quick.data: n_functions must "
+                                          "be even"):
+        load_study(_with_profile(tmp_path, data={"n_train": 300, "n_functions": 15}))
+    with pytest.raises(ConfigError, match=r"ctlpp.yaml: profiles.quick.variants: 'S' is not a "
+                                          r"Table 1 variant \(A, R; S is the grid\)"):
+        load_study(_with_profile(tmp_path, variants=["A", "S"]))
+    with pytest.raises(ConfigError, match=r"ctlpp.yaml: profiles.quick.grid: unknown run "
+                                          r"'bilstm'.*did you mean 'bilstm-fairseq'"):
+        load_study(_with_profile(tmp_path, grid={"runs": ["bilstm"], "shared_functions": [0],
+                                                 "shared_symbols": [0]}))
+    with pytest.raises(ConfigError, match=r"ctlpp.yaml: profiles.quick.grid: missing required "
+                                          "key 'shared_symbols'"):
+        load_study(_with_profile(tmp_path, grid={"runs": ["bilstm-fairseq"],
+                                                 "shared_functions": [0]}))
 
 
 def test_ctlpp_jobs_are_checked_before_any_work(tmp_path):

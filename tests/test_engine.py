@@ -82,7 +82,7 @@ def test_a_dataset_without_a_format_is_a_clear_error(tmp_path):
 
 
 def test_evaluations_are_a_registry_studies_add_to():
-    import compsuite.eval.pcfgset  # noqa: F401  (registers PCFG SET's evaluations)
+    import compsuite.eval.pcfgset.evaluations  # noqa: F401  (registers PCFG SET's evaluations)
 
     assert {"accuracy", "consistency", "localism", "overgeneralisation", "per_function",
             "by_length"} <= set(EVALUATIONS)

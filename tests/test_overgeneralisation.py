@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from compsuite.data_prep.common.io import DataError
-from compsuite.eval import overgeneralisation as og
+from compsuite.eval.pcfgset import overgeneralisation as og
 
 from conftest import ROOT
 

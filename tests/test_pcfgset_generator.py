@@ -57,7 +57,7 @@ def test_full_config_alphabet_and_limits():
     assert all(len(src.split()) <= 71 for src, _, _ in pairs)
 
 
-# Table 1 row of the released PCFG SET: paper_numbers/pcfgset.yaml.  A 20k sample
+# Table 1 row of the released PCFG SET: eval/pcfgset/paper_numbers.yaml.  A 20k sample
 # must match min/max exactly where the grammar bounds them and averages within 6%.
 def test_statistics_close_to_table1():
     from compsuite.eval.reports.tables import paper_numbers

@@ -6,7 +6,7 @@ import pytest
 
 from compsuite.engine import Engine
 from compsuite.errors import ConfigError
-from compsuite.eval.reports.pcfgset import build_report
+from compsuite.eval.pcfgset.report import build_report, task_report
 from compsuite.registry import get_study
 
 TASK = "task/lstms2s-onmt/seed1"
@@ -40,7 +40,7 @@ def test_tiny_profile_each_test(tiny_study, test):
     assert t.returncode == 0
     result = t.result(f"{test}/lstms2s-onmt/seed1")
     task = t.result(TASK)
-    kind = get_study("pcfgset").tests[test]["evaluation"]
+    kind = get_study("pcfgset").tests[test].evaluation
     assert result["evaluation"] == kind and result["test"] == test and result["part"] == test
     test_dir = t.runs / test / "lstms2s-onmt" / "seed1"
     if result["model"] == "base":       # the task model, trained once, not a model of its own
@@ -107,7 +107,7 @@ def test_report_with_seeds_has_mean_std_and_welch(tmp_path):
                for s, a in ((1, 0.5), (2, 0.6), (3, 0.7))]
     results += [{**base, "architecture": "transformer", "seed": s, "accuracy": a}
                 for s, a in ((1, 0.8), (2, 0.9), (3, 1.0))]
-    report = build_report(results, tmp_path / "r", "tiny", study.title, study.architectures)
+    report = task_report(results, tmp_path / "r", "tiny", study.title, study.architectures)
     lstm = next(x for x in report["summary"] if x["architecture"] == "lstms2s")
     assert lstm["accuracy_mean"] == pytest.approx(0.6) and lstm["accuracy_std"] == pytest.approx(0.1)
     (test,) = report["significance"]
@@ -119,7 +119,7 @@ def test_report_with_seeds_has_mean_std_and_welch(tmp_path):
 def test_test_on_the_task_model_refuses_another_corpus(tmp_path):
     """A base-model test whose samples would not come from the task model's training
     corpus is an error naming both files."""
-    from compsuite.studies.pcfgset import check_same_corpus
+    from compsuite.data_prep.pcfgset.dataset import check_same_corpus
 
     a, b = tmp_path / "a", tmp_path / "b"
     for d, text in ((a, "copy A1\n"), (b, "copy B1\n")):
@@ -163,7 +163,6 @@ def test_study_report_has_every_table_and_figure(tmp_path):
     """Table 3 (every row beside the paper's), Tables 4-6 and Figures 7-10 from stored
     results of three architectures and two seeds, with Welch tests per row."""
     from compsuite.data_prep.pcfgset.grammar import FUNCTIONS
-    from compsuite.eval.reports.pcfgset import build_study_report
 
     study = get_study("pcfgset")
     runs = {"lstms2s": "lstms2s-onmt", "convs2s": "convs2s-fairseq",
@@ -179,7 +178,7 @@ def test_study_report_has_every_table_and_figure(tmp_path):
             v = 0.1 * (i + 1) + 0.01 * seed
             common = {"architecture": arch, "toolkit": tk[arch], "run": runs[arch], "seed": seed,
                       "dataset_label": label}
-            task.append({**common, "paper_setup": True, "accuracy": v, "n": 10,
+            task.append({**common, "part": "task", "paper_setup": True, "accuracy": v, "n": 10,
                          "signature": "metric:seq_acc", "dataset": "small",
                          "breakdown": {"depth": {"1": {"accuracy": v, "n": 10}}}})
             eos = {"contained_share": 0.5}
@@ -201,7 +200,9 @@ def test_study_report_has_every_table_and_figure(tmp_path):
             tests["increasing_string_length"].append(
                 {**common, "evaluation": "by_length", "accuracy": v,
                  "breakdown": {"length": {str(n): {"accuracy": v, "n": 53} for n in (2, 3)}}})
-    rep = build_study_report(study, "paper", task, tests, tmp_path)
+    results = task + [{**r, "part": t} for t, rs in tests.items() for r in rs]
+    written = build_report(study, "paper", results, tmp_path)
+    rep = json.loads((tmp_path / "report.json").read_text())
     md = (tmp_path / "report.md").read_text()
     # Table 3: our value beside the paper's for every row, each architecture
     assert rep["table3"]["systematicity"]["transformer"]["paper"] == 0.72
@@ -216,8 +217,10 @@ def test_study_report_has_every_table_and_figure(tmp_path):
     for png in ["accuracy_by_structure.png", "per_function.png", "increasing_length.png",
                 "overgeneralisation_lstms2s-onmt_seed1.png"]:
         assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG", png
-    assert json.loads((tmp_path / "report.json").read_text())["table3"] == rep["table3"]
     assert (tmp_path / "systematicity.md").is_file() and (tmp_path / "table.md").is_file()
+    # every file written, and only those, is in the returned list
+    assert sorted(written) == sorted(p for p in tmp_path.iterdir() if p.is_file())
+    assert written[:2] == [tmp_path / "report.json", tmp_path / "report.md"]
 
 
 def test_task_model_is_read_with_its_own_dictionaries(tmp_path, monkeypatch):
@@ -242,3 +245,47 @@ def test_task_model_is_read_with_its_own_dictionaries(tmp_path, monkeypatch):
     by_ck = dict(loaded)
     assert by_ck[result["task_model"]["checkpoint"]] == str(tmp_path / "DATA/pcfgset/small/seed1")
     assert by_ck[result["checkpoint"]] == str(tmp_path / "DATA/pcfgset/small/productivity/seed1")
+
+
+_YAML = """study: pcfgset
+architectures: {a: {paper_name: A}}
+datasets: {d: {config: small, label: tiny}}
+runs:
+  a1: {architecture: a, toolkit: onmt, paper_setup: true, config: onmt_configs/pcfgset/lstm.yaml}
+profiles:
+  p: {dataset: d, runs: [a1]}
+tests:
+  t: {split: localism, evaluation: localism, model: base}
+"""
+
+
+@pytest.mark.parametrize("old,new,msg", [
+    ("config: small", "config: smal",
+     r"pcfgset.yaml: datasets.d.config: one of full, small, not 'smal'; did you mean 'small'"),
+    ("label: tiny", "lable: tiny", r"datasets.d: unknown key 'lable'.*did you mean 'label'"),
+    ("{dataset: d,", "{dataset: dd,", r"profiles.p: unknown dataset 'dd'; did you mean 'd'"),
+    ("{dataset: d,", "{datset: d,", r"profiles.p: unknown key 'datset'.*did you mean 'dataset'"),
+    ("split: localism", "split: locality",
+     r"tests.t.split: one of .*, not 'locality'; did you mean 'localism'"),
+    ("model: base", "modle: base", r"tests.t: unknown key 'modle'.*did you mean 'model'"),
+    ("model: base}", "model: base, compare_base: yes please}",
+     r"tests.t.compare_base: true or false, not 'yes please'"),
+    ("model: base}", "model: base, train: {fairsq: {}}}",
+     r"tests.t.train: unknown key 'fairsq'.*did you mean 'fairseq'"),
+    ("model: base}", "model: base, train: {profiles: {q: {}}}}",
+     r"tests.t.train.profiles: unknown key 'q' \(allowed: p\)"),
+])
+def test_study_keys_are_checked_with_the_file_and_key(tmp_path, old, new, msg):
+    from compsuite.registry import load_study
+
+    f = tmp_path / "pcfgset.yaml"
+    f.write_text(_YAML)
+    study = load_study(f)
+    assert study.tests["t"].model == "base" and study.tests["t"].options == {}
+    assert study.datasets["d"].config == "small" and study.profile("p").settings.dataset == "d"
+    assert study.test_runs(study.profile("p")) == ["a1"]
+    assert _YAML.count(old) == 1
+    f.write_text(_YAML.replace(old, new))
+    with pytest.raises(ConfigError, match=msg) as e:
+        load_study(f)
+    assert str(f) in str(e.value)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from compsuite.data_prep.common.io import DataError
-from compsuite.eval.readers.released import (read_localism_log, read_overgeneralisation_log,
+from compsuite.eval.pcfgset.released import (read_localism_log, read_overgeneralisation_log,
                                              score_released, summarise)
 
 HEADER = "source\ttarget\tprediction\n"

@@ -2,143 +2,136 @@
 grid (figures 4, 7, 8), as a study of the suite.
 
 YAML (``compsuite/experiments/ctlpp.yaml``), in a profile besides the keys every
-profile has:
+profile has (:class:`Options`):
 
 * ``variants``: the variants of Table 1 (``A``, ``R``);
 * ``data``: the generator's sizes (``n_train``, ``n_test``, ``n_functions``,
-  ``max_length``, ``n_symbols``): a quick profile's scaled-down task;
-* ``grid`` (optional): the S variant over ``shared_functions`` (K) x
+  ``max_length``, ``n_symbols``; :class:`Data`): a quick profile's scaled-down task;
+* ``grid`` (optional, :class:`Grid`): the S variant over ``shared_functions`` (K) x
   ``shared_symbols`` (M), with its own ``runs`` and ``seeds``.
 
 Units: ``<variant>/<run>/seed<S>`` (part ``table1``: IID/OOD accuracy by length, the
 compatibility matrix and the representation similarities) and
-``S-f<K>-s<M>/<run>/seed<S>`` (part ``grid``: IID/OOD accuracy).  Data:
-``DATA/ctlpp/<variant or S cell>/<size>/seed<S>/``, where ``<size>`` names every size
-that differs from the paper's, so two task sizes never share a folder.
+``S-f<K>-s<M>/<run>/seed<S>`` (part ``grid``: IID/OOD accuracy).  Data
+(:mod:`compsuite.data_prep.ctlpp.dataset`): ``DATA/ctlpp/<variant or S cell>/<size>/
+seed<S>/``, where ``<size>`` names every size that differs from the paper's, so two
+task sizes never share a folder.  Evaluation: :mod:`compsuite.eval.ctlpp.analyses`;
+report: :mod:`compsuite.eval.ctlpp.report`.
 """
 from __future__ import annotations
 
 import argparse
-import re
+import dataclasses
+import typing
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
 
+from compsuite.data_prep.ctlpp import CTLConfig
+from compsuite.data_prep.ctlpp.dataset import PLAN_FIELDS, VARIANT_NAMES, s_cell
 from compsuite.engine import Context, Unit
 from compsuite.errors import ConfigError
-from compsuite.registry import Profile, check_keys, near, require
+from compsuite.registry import Profile, near
 from compsuite.studies.base import Study
 from compsuite.toolkits import Dataset, backend_names
 
-VARIANT_NAMES = {"A": "alternating", "R": "repeating", "S": "shared functions"}
-GRID_KEYS = {"runs", "seeds", "shared_functions", "shared_symbols"}
-_S_CELL = re.compile(r"^S-f(\d+)-s(\d+)$")
+#: the variants a profile's ``variants`` may name (S is the grid's)
+TABLE1_VARIANTS = ("A", "R")
 
 
-def data_keys() -> set[str]:
-    """What a profile's ``data:`` may set: the generator's sizes (not the variant or S's
-    parameters, which the plan sets)."""
-    from compsuite.data_prep.ctlpp import CTLConfig
+# ----------------------------------------------------------------------------- schema
+def table1_variants(value: list, where: str) -> None:
+    for v in value:
+        if v not in TABLE1_VARIANTS:
+            raise ConfigError(f"{where}: '{v}' is not a Table 1 variant (A, R; S is the grid)")
 
-    return set(CTLConfig.__dataclass_fields__) - {"variant", "shared_functions",
-                                                  "shared_symbols"}
+
+def check_sizes(self, where: str) -> None:
+    """The sizes must make a task (CTLConfig's own rules, for variant A)."""
+    try:
+        CTLConfig(variant="A", **dataclasses.asdict(self))
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
+
+
+#: A profile's ``data:``: the generator's sizes, every CTLConfig field but those the
+#: plan sets (variant and S's parameters), with CTLConfig's defaults (the paper's task).
+Data = dataclasses.make_dataclass(
+    "Data", [(f.name, typing.get_type_hints(CTLConfig)[f.name], field(default=f.default))
+             for f in dataclasses.fields(CTLConfig) if f.name not in PLAN_FIELDS],
+    namespace={"check": check_sizes, "__doc__": "A profile's ``data:``: the task's sizes."})
+Data.__module__ = __name__
+
+
+@dataclass
+class Grid:
+    """A profile's ``grid:``: the S variant over shared functions x shared symbols."""
+    runs: list[str]
+    shared_functions: list[int]
+    shared_symbols: list[int]
+    seeds: list[int] = field(default_factory=lambda: [1])
+
+
+@dataclass
+class Options:
+    """The keys a CTL++ profile adds."""
+    variants: Annotated[list[str], table1_variants]
+    data: Data
+    grid: Grid | None = None
 
 
 class CTLPP(Study):
-    profile_keys = frozenset({"variants", "data", "grid"})
+    profile_schema = Options
 
     @classmethod
     def commands(cls):
         return {"data": add_data_commands}
 
-    def validate(self) -> None:
-        for name, prof in self.profiles.items():
-            at = self.where("profiles", name)
-            variants = require(prof.options, "variants", at)
-            for v in variants:
-                if v not in ("A", "R"):
-                    raise ConfigError(f"{at}.variants: '{v}' is not a Table 1 variant (A, R; "
-                                      "S is the grid)")
-            check_keys(require(prof.options, "data", at), data_keys(), f"{at}.data")
-            grid = prof.options.get("grid")
-            if grid:
-                check_keys(grid, GRID_KEYS, f"{at}.grid")
-                for r in require(grid, "runs", f"{at}.grid"):
-                    if r not in self.runs:
-                        raise ConfigError(f"{at}.grid: unknown run '{r}'{near(r, self.runs)}")
-                for key in ("shared_functions", "shared_symbols"):
-                    require(grid, key, f"{at}.grid")
+    def check_profile(self, profile: Profile, where: str) -> None:
+        grid = profile.settings.grid
+        for r in grid.runs if grid else []:
+            if r not in self.runs:
+                raise ConfigError(f"{where}.grid: unknown run '{r}'{near(r, self.runs)}")
 
     # ------------------------------------------------------------------ units
     def parts(self, profile: Profile) -> dict[str, str]:
         out = {"table1": "variants A and R: IID/OOD accuracy, representations, compatibility"}
-        if profile.options.get("grid"):
+        if profile.settings.grid:
             out["grid"] = "variant S over shared functions x shared symbols (OOD accuracy)"
         return out
 
     def plan(self, profile: Profile, seeds=None, runs=None) -> list[Unit]:
         units = [Unit("table1", r, s, v, f"{v}/{r}/seed{s}", params={"variant": v})
-                 for v in profile.options["variants"] for s in seeds or profile.seeds
+                 for v in profile.settings.variants for s in seeds or profile.seeds
                  for r in runs or profile.runs]
-        grid = profile.options.get("grid") or {}
-        for k in grid.get("shared_functions", []):
-            for m in grid.get("shared_symbols", []):
-                cell = f"S-f{k}-s{m}"
-                for s in grid.get("seeds", [1]):
+        grid = profile.settings.grid
+        for k in grid.shared_functions if grid else []:
+            for m in grid.shared_symbols:
+                cell = s_cell(k, m)
+                for s in grid.seeds:
                     units += [Unit("grid", r, s, cell, f"{cell}/{r}/seed{s}",
                                    params={"variant": "S", "shared_functions": k,
                                            "shared_symbols": m})
-                              for r in runs or grid["runs"]]
+                              for r in runs or grid.runs]
         return units
 
     def prepare(self, dataset: str, seed: int, profile: Profile, data_root: Path,
                 show: bool = True) -> Dataset:
-        from compsuite.data_prep.ctlpp import GENERATOR, CTLConfig, generate
-        from compsuite.data_prep.ctlpp.generate import SPLITS
-        from compsuite.data_prep.common.manifest import is_complete
+        from compsuite.data_prep.ctlpp.dataset import build_dataset
 
-        cell = _S_CELL.match(dataset)
-        variant = "S" if cell else dataset
-        kw = {"shared_functions": int(cell[1]), "shared_symbols": int(cell[2])} if cell else {}
-        cfg = CTLConfig(**{**profile.options["data"], **kw, "variant": variant})
-        default = CTLConfig(variant=variant)
-        size = f"n{cfg.n_train}" + "".join(   # a scaled-down task gets its own folder
-            f"-{tag}{getattr(cfg, key)}" for key, tag in
-            (("n_symbols", "sym"), ("n_functions", "f"), ("max_length", "len"))
-            if getattr(cfg, key) != getattr(default, key))
-        data = Dataset(data_root / "ctlpp" / dataset / size / f"seed{seed}", SPLITS,
-                       f"CTL++ variant {variant} ({VARIANT_NAMES[variant]}), {size}")
-        if not is_complete(data.raw, GENERATOR, cfg.as_args()):
-            generate(data.raw, cfg, seed=seed, progress=show)
-        return data
+        return build_dataset(data_root, dataset, seed,
+                             dataclasses.asdict(profile.settings.data), show=show)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, ctx: Context) -> dict:
-        """IID and OOD accuracy (per length) and, for Table 1's units, the
-        compatibility matrix and the representation similarities."""
-        from compsuite.data_prep.common.io import read_aligned
-        from compsuite.data_prep.common.manifest import read_manifest
-        from compsuite.eval.ctlpp import (accuracy_by_length, compatibility_matrix,
-                                          representation_similarity)
+        from compsuite.eval.ctlpp.analyses import evaluate
 
-        clf = ctx.load(kind="classifier")
-        raw = ctx.data.raw
-        out = {}
-        for split in ("test_iid", "test_ood"):
-            src, tgt = read_aligned(raw / f"{split}.src", raw / f"{split}.tgt")
-            out[split] = accuracy_by_length(src, clf.predict(src), tgt)
-        if ctx.unit.part == "table1":
-            m = read_manifest(raw)
-            out["compatibility"] = compatibility_matrix(clf, m["functions"], m["symbols"],
-                                                        m["groups"])
-            out["representations"] = representation_similarity(clf, m["functions"],
-                                                               m["symbols"], m["groups"])
-        return out
+        return evaluate(ctx)
 
-    def report(self, profile: str, results: list[dict], out_dir: Path) -> str:
-        from compsuite.eval.reports.ctlpp import build_report
+    def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
+        from compsuite.eval.ctlpp.report import build_report
 
-        build_report(self, profile, [r for r in results if r["part"] == "table1"],
-                     [r for r in results if r["part"] == "grid"], out_dir)
-        return "report.md, report.json, *.png"
+        return build_report(self, profile, results, out_dir)
 
 
 STUDY = CTLPP
@@ -168,20 +161,16 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 def cmd_generate(a) -> int:
     from compsuite.data_prep.common.writers import fairseq_subsets
-    from compsuite.data_prep.ctlpp import CTLConfig, generate
+    from compsuite.data_prep.ctlpp.dataset import write_corpus
     from compsuite.data_prep.ctlpp.generate import SPLITS
-    from compsuite.toolkits import get_backend
 
     cfg = CTLConfig(variant=a.variant, n_train=a.n_train, n_test=a.n_test,
                     max_length=a.max_length, n_functions=a.n_functions,
                     shared_functions=a.shared_functions, shared_symbols=a.shared_symbols)
-    out = Path(a.out)
-    raw = out / "raw" if a.toolkits else out
-    m = generate(raw, cfg, seed=a.seed, progress=not a.quiet)
-    print(f"wrote {raw} ({m['counts']}); lengths the graph cannot fill: "
-          f"{m['unavailable_lengths']}")
-    for tk in a.toolkits:
-        folder = get_backend(tk).write_data(Dataset(out, SPLITS))
+    w = write_corpus(Path(a.out), cfg, seed=a.seed, toolkits=a.toolkits, progress=not a.quiet)
+    print(f"wrote {w.raw} ({w.manifest['counts']}); lengths the graph cannot fill: "
+          f"{w.manifest['unavailable_lengths']}")
+    for tk, folder in w.formats.items():
         subsets = (" (" + ", ".join(f"{v} = {k}" for k, v in fairseq_subsets(SPLITS).items())
                    + ")") if tk == "fairseq" else ""
         print(f"wrote {folder}{subsets}")

@@ -1,48 +1,105 @@
 """PCFG SET (Hupkes, Dankers, Mul and Bruni 2020): task accuracy and the
 compositionality tests, as a study of the suite.
 
-YAML (``compsuite/experiments/pcfgset.yaml``), besides the keys every study has:
+YAML (``compsuite/experiments/pcfgset.yaml``), besides the keys every study has
+(:class:`Settings`):
 
-* ``datasets``: name -> ``{config: full|small, label}`` (the generator's configs);
-* ``tests``: name -> ``{split, options, evaluation, model, compare_base, train}``:
-  ``split`` the generator of ``compsuite data pcfgset generate --test``, ``options``
-  its arguments, ``evaluation`` a registered evaluation (:mod:`compsuite.eval.pcfgset`),
-  ``model`` ``own`` (trained on the test's training split) or ``base`` (the task model
-  of the same run and seed; the split's training corpus must be the task corpus),
-  ``compare_base`` also scores the task model on the test's inputs (Table 4),
-  ``train`` options added to a run's training config for this test, per toolkit and
-  under ``profiles:`` per profile;
-* in a profile: ``dataset`` and ``test_runs`` (the runs that take the tests; by
-  default those in the toolkit the paper used).
+* ``datasets``: name -> ``{config: full|small, label}`` (the generator's configs;
+  :class:`DatasetSpec`);
+* ``tests``: name -> ``{split, options, evaluation, model, compare_base, train}``
+  (:class:`CompositionalityTest`): ``split`` the generator of ``compsuite data pcfgset
+  generate --test``, ``options`` its arguments, ``evaluation`` a registered evaluation
+  (:mod:`compsuite.eval.pcfgset.evaluations`), ``model`` ``own`` (trained on the test's
+  training split) or ``base`` (the task model of the same run and seed; the split's
+  training corpus must be the task corpus), ``compare_base`` also scores the task model
+  on the test's inputs (Table 4), ``train`` options added to a run's training config
+  for this test, per toolkit and under ``profiles:`` per profile;
+* in a profile (:class:`Options`): ``dataset`` and ``test_runs`` (the runs that take
+  the tests; by default those in the toolkit the paper used).
 
 Units: ``task/<run>/seed<S>`` (train on the task corpus, predict with the toolkit's
 command, score; part ``task``) and ``<test>/<run>/seed<S>`` for every test and test
-run (part: the test's name).  Data: ``DATA/pcfgset/<dataset>/seed<S>/`` and
-``DATA/pcfgset/<dataset>/<test>/seed<S>/``.
+run (part: the test's name).  Data (:mod:`compsuite.data_prep.pcfgset.dataset`):
+``DATA/pcfgset/<dataset>/seed<S>/`` and ``DATA/pcfgset/<dataset>/<test>/seed<S>/``.
+Evaluations: :mod:`compsuite.eval.pcfgset`; report: :mod:`compsuite.eval.pcfgset.report`.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
-from compsuite.data_prep.common.io import DataError, iter_lines, sha256_file
+from compsuite.data_prep.common.io import DataError, iter_lines
+from compsuite.data_prep.pcfgset import CONFIGS
+from compsuite.data_prep.pcfgset.splits import TESTS
 from compsuite.engine import Context, Unit
 from compsuite.errors import ConfigError
-from compsuite.registry import EVALUATIONS, Profile, check_keys, near, require
+from compsuite.registry import EVALUATIONS, Profile, check_keys, near
 from compsuite.studies.base import Study
 from compsuite.toolkits import Dataset, backend_names
 
-import compsuite.eval.pcfgset as evaluations  # noqa: F401  (registers the evaluations)
+import compsuite.eval.pcfgset.evaluations  # noqa: F401  (registers the evaluations)
 
-TEST_KEYS = {"split", "options", "evaluation", "model", "compare_base", "train"}
 MODELS = ("own", "base")
+#: the choices of a dataset's ``config`` and of a test's ``split``
+ConfigName = Literal[tuple(CONFIGS)]
+SplitName = Literal[tuple(TESTS)]
+
+
+# ----------------------------------------------------------------------------- schema
+@dataclass
+class DatasetSpec:
+    """A ``datasets:`` entry: one of the generator's configurations, and its label."""
+    config: ConfigName
+    label: str
+
+
+@dataclass
+class CompositionalityTest:
+    """A ``tests:`` entry (see the module docstring)."""
+    split: SplitName
+    evaluation: str
+    options: dict[str, Any] | None = None
+    model: str = "own"
+    compare_base: bool = False
+    train: dict[str, Any] | None = None
+
+    def __post_init__(self):
+        self.options = self.options or {}
+        self.train = self.train or {}
+
+    def check(self, where: str) -> None:
+        if self.evaluation not in EVALUATIONS:
+            raise ConfigError(f"{where}: unknown evaluation '{self.evaluation}' (known: "
+                              f"{', '.join(EVALUATIONS)}){near(self.evaluation, EVALUATIONS)}")
+        if self.model not in MODELS:
+            raise ConfigError(f"{where}: model must be one of {', '.join(MODELS)}")
+        check_keys(self.train, set(backend_names()) | {"profiles"}, f"{where}.train")
+
+
+@dataclass
+class Settings:
+    """PCFG SET's top-level keys."""
+    datasets: dict[str, DatasetSpec]
+    tests: dict[str, CompositionalityTest] | None = None
+
+    def __post_init__(self):
+        self.tests = self.tests or {}
+
+
+@dataclass
+class Options:
+    """The keys a PCFG SET profile adds."""
+    dataset: str
+    test_runs: list[str] | None = None
 
 
 class PCFGSet(Study):
-    study_keys = frozenset({"datasets", "tests"})
-    profile_keys = frozenset({"dataset", "test_runs"})
+    study_schema = Settings
+    profile_schema = Options
 
     @classmethod
     def commands(cls):
@@ -50,59 +107,37 @@ class PCFGSet(Study):
 
     # ------------------------------------------------------------------ YAML
     @property
-    def datasets(self) -> dict[str, dict]:
-        return self.spec.raw["datasets"]
+    def datasets(self) -> dict[str, DatasetSpec]:
+        return self.settings.datasets
 
     @property
-    def tests(self) -> dict[str, dict]:
-        return self.spec.raw.get("tests") or {}
+    def tests(self) -> dict[str, CompositionalityTest]:
+        return self.settings.tests
 
-    def validate(self) -> None:
-        from compsuite.data_prep.pcfgset import CONFIGS
-        from compsuite.data_prep.pcfgset.splits import TESTS
-
-        for name, ds in require(self.spec.raw, "datasets", str(self.source)).items():
-            at = self.where("datasets", name)
-            check_keys(ds, {"config", "label"}, at)
-            config = require(ds, "config", at)
-            if config not in CONFIGS:
-                raise ConfigError(f"{at}: unknown config '{config}' (known: "
-                                  f"{', '.join(CONFIGS)}){near(config, CONFIGS)}")
-        for name, prof in self.profiles.items():
-            at = self.where("profiles", name)
-            ds = require(prof.options, "dataset", at)
-            if ds not in self.datasets:
-                raise ConfigError(f"{at}: unknown dataset '{ds}'{near(ds, self.datasets)}")
-            for r in self.test_runs(prof):
-                if r not in prof.runs:
-                    raise ConfigError(f"{at}: test run '{r}' is not one of the profile's runs "
-                                      "(tests on the task model need the task run)")
+    def check_profile(self, profile: Profile, where: str) -> None:
+        """The profile's dataset and test runs exist; and (the same for every profile)
+        the profiles a test's ``train`` names are the study's."""
         for name, spec in self.tests.items():
-            at = self.where("tests", name)
-            check_keys(spec, TEST_KEYS, at)
-            split = require(spec, "split", at)
-            if split not in TESTS:
-                raise ConfigError(f"{at}: unknown split '{split}' (known: {', '.join(TESTS)})")
-            ev = require(spec, "evaluation", at)
-            if ev not in EVALUATIONS:
-                raise ConfigError(f"{at}: unknown evaluation '{ev}' (known: "
-                                  f"{', '.join(EVALUATIONS)}){near(ev, EVALUATIONS)}")
-            if spec.get("model", "own") not in MODELS:
-                raise ConfigError(f"{at}: model must be one of {', '.join(MODELS)}")
-            train = spec.get("train") or {}
-            check_keys(train, set(backend_names()) | {"profiles"}, f"{at}.train")
-            check_keys(train.get("profiles") or {}, self.profiles, f"{at}.train.profiles")
+            check_keys(spec.train.get("profiles") or {}, self.profiles,
+                       f"{self.where('tests', name)}.train.profiles")
+        ds = profile.settings.dataset
+        if ds not in self.datasets:
+            raise ConfigError(f"{where}: unknown dataset '{ds}'{near(ds, self.datasets)}")
+        for r in self.test_runs(profile):
+            if r not in profile.runs:
+                raise ConfigError(f"{where}: test run '{r}' is not one of the profile's runs "
+                                  "(tests on the task model need the task run)")
 
     def test_runs(self, profile: Profile) -> list[str]:
         """The runs that take the tests: the profile's ``test_runs``, else its runs in
         the toolkit the paper used, else all its runs."""
-        return list(profile.options.get("test_runs")
+        return list(profile.settings.test_runs
                     or [r for r in profile.runs if self.run(r).paper_setup] or profile.runs)
 
     def train_options(self, test: str, profile: str, toolkit: str) -> dict | None:
         """A test's training options for one toolkit: ``train: {toolkit: {...}}`` merged
         with ``train: {profiles: {profile: {toolkit: {...}}}}``."""
-        train = self.tests[test].get("train") or {}
+        train = self.tests[test].train
         per_profile = ((train.get("profiles") or {}).get(profile) or {}).get(toolkit)
         merged = {**(train.get(toolkit) or {}), **(per_profile or {})}
         return merged or None
@@ -111,89 +146,58 @@ class PCFGSet(Study):
     def parts(self, profile: Profile) -> dict[str, str]:
         out = {"task": "task accuracy of every run (Table 3's first row)"}
         for name, spec in self.tests.items():
-            out[name] = (f"{spec['split']} split, evaluation {spec['evaluation']}, "
-                         f"{spec.get('model', 'own')} model")
+            out[name] = f"{spec.split} split, evaluation {spec.evaluation}, {spec.model} model"
         return out
 
     def plan(self, profile: Profile, seeds=None, runs=None) -> list[Unit]:
-        ds = profile.options["dataset"]
+        ds = profile.settings.dataset
         seeds = seeds or profile.seeds
         test_runs = [r for r in self.test_runs(profile) if not runs or r in runs]
         units = [Unit("task", r, s, ds, f"task/{r}/seed{s}")
                  for s in seeds for r in runs or profile.runs]
         for test, spec in self.tests.items():
-            own = spec.get("model", "own") == "own"
+            own = spec.model == "own"
             for s in seeds:
                 for r in test_runs:
                     task = f"task/{r}/seed{s}"
                     units.append(Unit(
                         test, r, s, f"{ds}/{test}", f"{test}/{r}/seed{s}",
-                        params={"test": test, "evaluation": spec["evaluation"],
+                        params={"test": test, "evaluation": spec.evaluation,
                                 "model": "own" if own else "base"},
                         model_from=None if own else task,
-                        needs=(task,) if (spec.get("compare_base") or not own) else (),
+                        needs=(task,) if (spec.compare_base or not own) else (),
                         train_options=self.train_options(test, profile.name,
                                                          self.run(r).toolkit) if own else None))
         return units
 
     def prepare(self, dataset: str, seed: int, profile: Profile, data_root: Path,
                 show: bool = True) -> Dataset:
-        from compsuite.data_prep.common.manifest import is_complete, read_manifest
-        from compsuite.data_prep.pcfgset import CONFIGS, GENERATOR, generate
-        from compsuite.data_prep.pcfgset.generate import GENERATOR_VERSION
-        from compsuite.data_prep.pcfgset.splits import SPLIT_GENERATOR, TESTS
+        from compsuite.data_prep.pcfgset.dataset import dataset_for_test, task_dataset
 
         base_name, _, test = dataset.partition("/")
         spec = self.datasets[base_name]
-        cfg = CONFIGS[spec["config"]]
         if not test:
-            data = Dataset(data_root / "pcfgset" / base_name / f"seed{seed}",
-                           label=spec["label"])
-            if not is_complete(data.raw, GENERATOR, cfg.as_args(), version=GENERATOR_VERSION):
-                generate(data.raw, cfg, seed=seed, progress=show)
-            return data
+            return task_dataset(data_root, base_name, spec.config, spec.label, seed, show)
         t = self.tests[test]
-        options = t.get("options") or {}
-        data = Dataset(data_root / "pcfgset" / base_name / test / f"seed{seed}",
-                       label=spec["label"])
-        m = read_manifest(data.raw)
-        done = (m is not None and m.get("seed") == seed and m["args"].get("test") == t["split"]
-                and m["args"].get("base") == cfg.as_args()
-                and all(m["args"].get(k) == v for k, v in options.items())
-                and is_complete(data.raw, SPLIT_GENERATOR, m["args"], version=GENERATOR_VERSION))
-        if not done:
-            TESTS[t["split"]](data.raw, cfg, seed=seed, progress=show, **options)
-        return data
+        return dataset_for_test(data_root, base_name, spec.config, spec.label, test, t.split,
+                                t.options, seed, show)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, ctx: Context) -> dict:
-        from compsuite.eval.pcfgset import task_accuracy
+        from compsuite.data_prep.pcfgset.dataset import check_same_corpus
+        from compsuite.eval.pcfgset.evaluations import task_accuracy
 
         if ctx.unit.part == "task":
             return task_accuracy(ctx)
         spec = self.tests[ctx.unit.part]
         if not ctx.unit.trains:
             check_same_corpus(ctx.data.raw, ctx.model_data.raw, ctx.unit.part)
-        return EVALUATIONS.get(spec["evaluation"])(ctx, spec)
+        return EVALUATIONS.get(spec.evaluation)(ctx, spec)
 
-    def report(self, profile: str, results: list[dict], out_dir: Path) -> str:
-        from compsuite.eval.reports.pcfgset import build_study_report
+    def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
+        from compsuite.eval.pcfgset.report import build_report
 
-        task = [r for r in results if r["part"] == "task"]
-        tests = {t: [r for r in results if r["part"] == t] for t in self.tests}
-        build_study_report(self, profile, task, {t: rs for t, rs in tests.items() if rs},
-                           out_dir)
-        return "report.md, report.json, *.png; table.md: task accuracy; <test>.md per test"
-
-
-def check_same_corpus(test_raw: Path, task_raw: Path, test: str) -> None:
-    """A test on the task model must draw its samples from the task's own corpus."""
-    for name in ("train.src", "train.tgt"):
-        if (test_raw / name).is_file() and sha256_file(test_raw / name) != sha256_file(
-                task_raw / name):
-            raise ConfigError(f"test '{test}': {test_raw / name} differs from the task corpus "
-                              f"{task_raw / name}; its samples would not come from the task "
-                              "model's training data")
+        return build_report(self, profile, results, out_dir)
 
 
 STUDY = PCFGSet
@@ -201,9 +205,6 @@ STUDY = PCFGSet
 
 # ----------------------------------------------------------------------------- compsuite data pcfgset
 def add_data_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.data_prep.pcfgset import CONFIGS
-    from compsuite.data_prep.pcfgset.splits import TESTS
-
     sub = parser.add_subparsers(dest="action", required=True)
     g = sub.add_parser("generate", help="generate the base corpus {train,valid,test}.{src,tgt}")
     g.add_argument("--config", choices=list(CONFIGS), default="full",
@@ -235,27 +236,15 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_generate(a) -> int:
-    from dataclasses import replace
+    from compsuite.data_prep.pcfgset.dataset import write_corpus
 
-    from compsuite.data_prep.pcfgset import CONFIGS, generate
-    from compsuite.toolkits import get_backend
-
-    cfg = CONFIGS[a.config]
-    if a.n_pairs:
-        cfg = replace(cfg, n_pairs=a.n_pairs)
-    out = Path(a.out)
-    raw = out / "raw" if a.toolkits else out
-    if a.test:
-        from compsuite.data_prep.pcfgset.splits import TESTS
-
-        options = ({"condition": a.condition} if a.test == "substitutivity" else
-                   {"exception_rate": a.exception_rate} if a.test == "overgeneralisation" else {})
-        m = TESTS[a.test](raw, cfg, seed=a.seed, **options)
-    else:
-        m = generate(raw, cfg, seed=a.seed, progress=not a.quiet)
-    print(f"wrote {raw} ({m['counts']}); dropped: {m['dropped']}")
-    for tk in a.toolkits:
-        print(f"wrote {get_backend(tk).write_data(Dataset(out))}")
+    options = ({"condition": a.condition} if a.test == "substitutivity" else
+               {"exception_rate": a.exception_rate} if a.test == "overgeneralisation" else {})
+    w = write_corpus(Path(a.out), a.config, seed=a.seed, n_pairs=a.n_pairs, test=a.test,
+                     options=options, toolkits=a.toolkits, progress=not a.quiet)
+    print(f"wrote {w.raw} ({w.manifest['counts']}); dropped: {w.manifest['dropped']}")
+    for folder in w.formats.values():
+        print(f"wrote {folder}")
     return 0
 
 
@@ -321,7 +310,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
 def cmd_localism(a) -> int:
     from compsuite.commands import show
     from compsuite.data_prep.common.io import atomic_open
-    from compsuite.eval import localism
+    from compsuite.eval.pcfgset import localism
     from compsuite.eval.translators import load_translator
 
     samples = localism.read_unrolled(a.unrolled)
@@ -344,8 +333,8 @@ def cmd_localism(a) -> int:
 
 def cmd_overgeneralisation(a) -> int:
     from compsuite.commands import show, write_json
-    from compsuite.eval import overgeneralisation as og
-    from compsuite.eval.reports.plots import overgeneralisation_areas
+    from compsuite.eval.pcfgset import overgeneralisation as og
+    from compsuite.eval.pcfgset.plots import overgeneralisation_areas
     from compsuite.eval.translators import load_translator
 
     sources, exc, orig = og.read_exception_set(a.exceptions)
@@ -367,7 +356,7 @@ def cmd_overgeneralisation(a) -> int:
 
 def cmd_embeddings(a) -> int:
     from compsuite.commands import show
-    from compsuite.eval.pcfgset import embedding_distances
+    from compsuite.eval.pcfgset.evaluations import embedding_distances
     from compsuite.eval.translators import load_translator
 
     res = embedding_distances(load_translator(a.checkpoint, a.data, batch_size=a.batch_size),
@@ -379,7 +368,7 @@ def cmd_embeddings(a) -> int:
 
 def cmd_released(a) -> int:
     from compsuite.commands import show
-    from compsuite.eval.readers.released import score_released, summarise
+    from compsuite.eval.pcfgset.released import score_released, summarise
     from compsuite.eval.reports.tables import fmt
 
     rows = score_released(a.folder)

@@ -19,7 +19,7 @@ Sampling, per input:
   counted in the manifest.
 
 The defaults give statistics close to the released PCFG SET (Table 1; see
-``eval/reports/paper_numbers/pcfgset.yaml``).  The paper additionally
+``eval/pcfgset/paper_numbers.yaml``).  The paper additionally
 "naturalised" the distribution to follow English-German sentences (section 6.1.1);
 this generator does not: see ``data_prep/pcfgset/doc.md``.
 """

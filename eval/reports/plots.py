@@ -88,53 +88,6 @@ def accuracy_per_function(series: Mapping[str, Mapping[str, float]], out: str | 
     return save(fig, out)
 
 
-def overgeneralisation_areas(result: dict, out: str | Path, title: str = "") -> Path:
-    """Stacked areas of memorisation, overgeneralisation and neither over training
-    (a result of :func:`compsuite.eval.overgeneralisation.track`)."""
-    plt = pyplot()
-    rows = result["profile"]
-    xs = [r["at"] for r in rows]
-    fig, ax = plt.subplots(figsize=(5, 3.2))
-    ax.stackplot(xs, [r["memorisation"] for r in rows], [r["overgeneralisation"] for r in rows],
-                 [r["neither"] for r in rows], labels=["memorisation", "overgeneralisation",
-                                                      "neither"], alpha=0.8)
-    ax.set_xlabel(rows[0]["kind"])
-    ax.set_ylabel("share of exception inputs")
-    ax.set_ylim(0, 1)
-    ax.legend(fontsize=7, loc="upper right")
-    if title:
-        ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    return save(fig, out)
-
-
-def similarity_maps(result: dict, out: str | Path, symbols: list[str] | None = None) -> Path:
-    """One heat map per symbol, functions ordered by group (CTL++ figures 3, 9-11; a
-    result of :func:`compsuite.eval.ctlpp.representation_similarity`)."""
-    plt = pyplot()
-    syms = symbols or list(result["per_symbol"])
-    ncols = min(4, len(syms))
-    nrows = -(-len(syms) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.3 * ncols + 0.8, 2.3 * nrows),
-                             squeeze=False)
-    flat = axes.ravel().tolist()
-    for ax in flat[len(syms):]:
-        ax.axis("off")
-    fns = result["functions"]
-    bounds = [i for i in range(1, len(fns))
-              if result["groups"][fns[i]] != result["groups"][fns[i - 1]]]
-    for ax, s in zip(flat, syms):
-        im = ax.imshow(result["per_symbol"][s], vmin=-1, vmax=1, cmap="RdBu_r")
-        for b in bounds:
-            ax.axhline(b - 0.5, color="k", lw=0.6)
-            ax.axvline(b - 0.5, color="k", lw=0.6)
-        ax.set_title(f"symbol {s}", fontsize=8)
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.colorbar(im, ax=flat, shrink=0.8)
-    return save(fig, out)
-
-
 def heat_map(matrix: list[list[float | None]], labels: list[str], out: str | Path,
              title: str = "", xlabel: str = "", ylabel: str = "",
              col_labels: list[str] | None = None) -> Path:

@@ -4,13 +4,38 @@ representation analysis of section 4.1 and the compatibility matrix of figure 6.
 Everything goes through the classifier protocol (:mod:`compsuite.eval.classifiers`):
 a checkpoint that maps lists of input strings to predicted symbols, and to the
 representation below the classifier.  The metrics themselves are pure functions over
-lists of strings; the figures are drawn by :mod:`compsuite.eval.reports.plots`.
+lists of strings; the figures are drawn by :mod:`compsuite.eval.ctlpp.plots` and
+:mod:`compsuite.eval.reports.plots`.  :func:`evaluate` scores one unit of the study.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from compsuite.eval.metrics.accuracy import accuracy_by, sequence_accuracy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compsuite.engine import Context
+
+
+def evaluate(ctx: "Context") -> dict:
+    """IID and OOD accuracy (per length) and, for Table 1's units, the
+    compatibility matrix and the representation similarities."""
+    from compsuite.data_prep.common.io import read_aligned
+    from compsuite.data_prep.common.manifest import read_manifest
+
+    clf = ctx.load(kind="classifier")
+    raw = ctx.data.raw
+    out = {}
+    for split in ("test_iid", "test_ood"):
+        src, tgt = read_aligned(raw / f"{split}.src", raw / f"{split}.tgt")
+        out[split] = accuracy_by_length(src, clf.predict(src), tgt)
+    if ctx.unit.part == "table1":
+        m = read_manifest(raw)
+        out["compatibility"] = compatibility_matrix(clf, m["functions"], m["symbols"],
+                                                    m["groups"])
+        out["representations"] = representation_similarity(clf, m["functions"],
+                                                           m["symbols"], m["groups"])
+    return out
 
 
 def accuracy_by_length(inputs: Sequence[str], predictions: Sequence[str],

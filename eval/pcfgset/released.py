@@ -5,7 +5,8 @@ walks such a tree with compsuite's own metrics.
 Formats:
 
 * task, systematicity, productivity: ``run=N.txt``, a TSV with the header
-  ``source<TAB>target<TAB>prediction`` (read by :func:`~.predictions.read_tsv`);
+  ``source<TAB>target<TAB>prediction`` (read by
+  :func:`compsuite.eval.readers.predictions.read_tsv`);
 * substitutivity: ``run=N.txt`` and ``run=N_synonym.txt``, two such TSVs aligned
   line by line (an input and its synonym twin);
 * localism: ``run=N.txt``, blocks that start with a line of dashes; each block holds
@@ -27,8 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from compsuite.data_prep.common.io import DataError, read_lines
-
-from .predictions import read_tsv
+from compsuite.eval.readers.predictions import read_tsv
 
 _ARROW = " -> "
 _EPOCH = re.compile(r"^Epoch (\d+)$")
@@ -74,7 +74,7 @@ def read_localism_log(path: str | Path) -> list[dict]:
 
 def read_overgeneralisation_log(path: str | Path) -> dict:
     """The per-epoch profile of a released overgeneralisation log, in the form of
-    :func:`compsuite.eval.overgeneralisation.track` (so it plots the same way)."""
+    :func:`compsuite.eval.pcfgset.overgeneralisation.track` (so it plots the same way)."""
     rows, epoch = [], None
     for i, line in enumerate(read_lines(path), 1):
         line = line.strip()

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compsuite.data_prep.common.io import DataError, iter_lines
-
-from .metrics.accuracy import sequence_accuracy
-from .metrics.consistency import consistency
+from compsuite.eval.metrics.accuracy import sequence_accuracy
+from compsuite.eval.metrics.consistency import consistency
 
 PLACEHOLDER = re.compile(r"^\*(\d+)$")
 

@@ -9,9 +9,10 @@ Each evaluation scores one model on one test's files through the translator prot
   model on the same inputs (Table 4);
 * ``consistency``: outputs for ``test.src`` against ``test_twin.src`` (substitutivity,
   Table 6) and the embedding distances of Table 5;
-* ``localism``: whole against unrolled computation (:mod:`compsuite.eval.localism`);
+* ``localism``: whole against unrolled computation
+  (:mod:`compsuite.eval.pcfgset.localism`);
 * ``overgeneralisation``: every saved checkpoint on the exception inputs
-  (:mod:`compsuite.eval.overgeneralisation`);
+  (:mod:`compsuite.eval.pcfgset.overgeneralisation`);
 * ``per_function``: accuracy on ``test_<function>.{src,tgt}`` (Figure 8);
 * ``by_length``: accuracy by string length (Figure 10).
 
@@ -25,12 +26,12 @@ from typing import TYPE_CHECKING
 
 from compsuite.data_prep.common.io import atomic_open, read_aligned, read_lines, sha256_file
 from compsuite.data_prep.pcfgset.grammar import FUNCTIONS, TWIN_SUFFIX, structure
+from compsuite.eval.metrics.accuracy import accuracy_with_breakdown, sequence_accuracy
 from compsuite.registry import breakdown, evaluation
-
-from .metrics.accuracy import accuracy_with_breakdown, sequence_accuracy
 
 if TYPE_CHECKING:  # pragma: no cover
     from compsuite.engine import Context
+    from compsuite.studies.pcfgset import CompositionalityTest
 
 breakdown("pcfgset")(structure)
 
@@ -61,7 +62,7 @@ def embedding_distances(translator, checkpoint: str) -> dict:
     synonym's and (mean) to the other functions'."""
     from compsuite.data_prep.pcfgset.splits import SUBSTITUTED
 
-    from .metrics.embedding_distance import synonym_distances
+    from compsuite.eval.metrics.embedding_distance import synonym_distances
 
     vecs = translator.embeddings(list(FUNCTIONS) + [f + TWIN_SUFFIX for f in SUBSTITUTED])
     return {"distances": synonym_distances(vecs, FUNCTIONS, SUBSTITUTED),
@@ -75,8 +76,8 @@ def _task_unit(ctx: "Context"):
 
 
 @evaluation("accuracy")
-def accuracy(ctx: "Context", spec: dict) -> dict:
-    from .metrics.consistency import eos_problem_share
+def accuracy(ctx: "Context", spec: "CompositionalityTest") -> dict:
+    from compsuite.eval.metrics.consistency import eos_problem_share
 
     raw = ctx.data.raw
     srcs, refs, cats = read_aligned(raw / "test.src", raw / "test.tgt", raw / "test.category")
@@ -84,7 +85,7 @@ def accuracy(ctx: "Context", spec: dict) -> dict:
     n_fn = [str(structure(s)["n_functions"]) for s in srcs]
     res = accuracy_with_breakdown(outs, refs, {"category": cats, "n_functions": n_fn}).as_dict()
     res["eos_problem"] = eos_problem_share(outs, refs)
-    if spec.get("compare_base"):
+    if spec.compare_base:
         # the task model, read with the dictionaries of its own training data (a fairseq
         # model read with another corpus's dictionary maps tokens to the wrong embeddings)
         task = _task_unit(ctx)
@@ -97,8 +98,8 @@ def accuracy(ctx: "Context", spec: dict) -> dict:
 
 
 @evaluation("consistency")
-def substitutivity(ctx: "Context", spec: dict) -> dict:
-    from .metrics.consistency import consistency
+def substitutivity(ctx: "Context", spec: "CompositionalityTest") -> dict:
+    from compsuite.eval.metrics.consistency import consistency
 
     raw = ctx.data.raw
     srcs, refs, cats = read_aligned(raw / "test.src", raw / "test.tgt", raw / "test.category")
@@ -112,7 +113,7 @@ def substitutivity(ctx: "Context", spec: dict) -> dict:
 
 
 @evaluation("localism")
-def localism(ctx: "Context", spec: dict) -> dict:
+def localism(ctx: "Context", spec: "CompositionalityTest") -> dict:
     from . import localism as loc
 
     tr = ctx.load()
@@ -125,17 +126,17 @@ def localism(ctx: "Context", spec: dict) -> dict:
 
 
 @evaluation("overgeneralisation")
-def overgeneralisation(ctx: "Context", spec: dict) -> dict:
+def overgeneralisation(ctx: "Context", spec: "CompositionalityTest") -> dict:
     from . import overgeneralisation as og
 
-    rate = (spec.get("options") or {}).get("exception_rate", 0.001)
+    rate = spec.options.get("exception_rate", 0.001)
     src, exc, orig = og.read_exception_set(ctx.data.raw / f"test_pcfg_ratio={rate:g}")
     return og.track(og.list_checkpoints(ctx.run_dir / "checkpoints"), lambda p: ctx.load(p),
                     src, exc, orig)
 
 
 @evaluation("per_function")
-def per_function(ctx: "Context", spec: dict) -> dict:
+def per_function(ctx: "Context", spec: "CompositionalityTest") -> dict:
     tr = ctx.load()
     raw = ctx.data.raw
     per = {}
@@ -147,7 +148,7 @@ def per_function(ctx: "Context", spec: dict) -> dict:
 
 
 @evaluation("by_length")
-def by_length(ctx: "Context", spec: dict) -> dict:
+def by_length(ctx: "Context", spec: "CompositionalityTest") -> dict:
     raw = ctx.data.raw
     srcs, refs, lengths = read_aligned(raw / "increasing_length.src", raw / "increasing_length.tgt",
                                        raw / "increasing_length.category")
