@@ -1,4 +1,5 @@
-"""PNG plots (matplotlib, headless, written atomically): every figure of every report."""
+"""PNG plots (matplotlib, headless, written atomically): the figures several reports
+draw; a study's own figures live in its eval/<study>/ package."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,7 +39,7 @@ FEATURE_LABELS = {"length": "input length (tokens)", "n_functions": "number of f
 def accuracy_by_feature(series: Mapping[str, Mapping[str, Mapping]], out: str | Path,
                         title: str = "", min_n: int = 5,
                         labels: Mapping[str, str] | None = None) -> Path:
-    """One panel per feature (the paper's Figure 7), one line per model.
+    """One panel per feature (e.g. accuracy by input length), one line per model.
 
     ``series``: model label -> feature -> {value: {"accuracy", "n"}}.  Points with
     fewer than ``min_n`` examples are left out (they are noise).
@@ -71,7 +72,7 @@ def accuracy_by_feature(series: Mapping[str, Mapping[str, Mapping]], out: str | 
 
 
 def accuracy_per_function(series: Mapping[str, Mapping[str, float]], out: str | Path) -> Path:
-    """Grouped bars: accuracy per function (the paper's Figure 8), one bar per model."""
+    """Grouped bars: accuracy per category (e.g. per function), one bar per model."""
     plt = pyplot()
     functions = list(next(iter(series.values())))
     width = 0.8 / len(series)
@@ -91,7 +92,8 @@ def accuracy_per_function(series: Mapping[str, Mapping[str, float]], out: str | 
 def heat_map(matrix: list[list[float | None]], labels: list[str], out: str | Path,
              title: str = "", xlabel: str = "", ylabel: str = "",
              col_labels: list[str] | None = None) -> Path:
-    """A heat map with its values written in the cells (CTL++ figure 6, the S grid)."""
+    """A heat map with its values written in the cells (e.g. accuracy over a grid of
+    two settings)."""
     plt = pyplot()
     cols = col_labels or labels
     fig, ax = plt.subplots(figsize=(1.0 + 0.7 * len(cols), 0.8 + 0.6 * len(labels)))
