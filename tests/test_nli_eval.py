@@ -3,7 +3,7 @@ any system's ``pairID<TAB>label`` file (errors name the file and line)."""
 import pytest
 
 from compsuite.data_prep.common.io import DataError
-from compsuite.eval import nli
+from compsuite.eval.nli import scores as nli
 
 
 def test_accuracy_and_cs_rows():

@@ -10,7 +10,7 @@ from conftest import reference_path
 from compsuite.data_prep.common.io import DataError
 from compsuite.data_prep.nli.snli import Pair, read_all
 from compsuite.errors import ConfigError
-from compsuite.eval import nli_lexical as L
+from compsuite.eval.nli import lexical as L
 from compsuite.eval.classifiers.base import Classifier
 
 E, N, C = L.LABELS

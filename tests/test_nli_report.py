@@ -1,9 +1,9 @@
-"""The NLI report (eval/reports/nli.py) on hand-made results: our cells (mean ± std over
+"""The NLI report (eval/nli/report.py) on hand-made results: our cells (mean ± std over
 seeds) beside the paper's numbers, cited by table; the plot; missing parts; no results."""
 import json
 
 from compsuite.registry import get_study
-from compsuite.eval.reports.nli import build_report
+from compsuite.eval.nli.report import build_report
 
 
 def _result(model, variant="original", augment="none", seed=1, whole=80.0, cs7=50.0,
@@ -43,7 +43,9 @@ def test_tables_beside_the_paper(tmp_path):
         results.append(_result("ESIM", "bow", seed=seed, whole=whole - 4, cs7=cs7 - 30))
     results.append(_result("ESIM", augment="soswap", soswap=(1.0, 99.0, 0.0)))
     results.append(_result("DAM", adversaries=False))
-    build_report(get_study("nli"), "quick", results, tmp_path)
+    written = build_report(get_study("nli"), "quick", results, tmp_path)
+    assert written == [tmp_path / "report.json", tmp_path / "report.md",
+                       tmp_path / "accuracy_by_lambda.png"]
     md = (tmp_path / "report.md").read_text()
     # mean ± sample std over the two seeds: whole 92 ± 2.83, CS_0.7 65 ± 7.07
     assert "| ESIM " in md and "92.00 ± 2.83" in md and "65.00 ± 7.07" in md
@@ -63,5 +65,6 @@ def test_tables_beside_the_paper(tmp_path):
 
 
 def test_no_results(tmp_path):
-    build_report(get_study("nli"), "quick", [], tmp_path)
+    assert build_report(get_study("nli"), "quick", [], tmp_path) == [
+        tmp_path / "report.json", tmp_path / "report.md"]
     assert "No results" in (tmp_path / "report.md").read_text()

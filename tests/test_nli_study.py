@@ -64,7 +64,7 @@ def test_augmentation_units_name_the_pool_subsets():
     study = get_study("nli")
     prof = study.profile("tiny")
     units = {u.run: u for u in study.plan(prof)}
-    splits = study._splits(prof, "synthetic")
+    splits = study.splits(prof, "synthetic")
     assert units["esim-adv-soswap-fairseq"].train_options == {
         "augment_subsets": fairseq_subsets(splits)["pool_soswap"], "augment_per_epoch": 20}
     assert units["esim-fairseq"].train_options is None

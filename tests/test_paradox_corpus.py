@@ -6,7 +6,7 @@ import pytest
 
 from compsuite.data_prep.common.io import DataError
 from compsuite.data_prep.paradox import corpus as C, items, translate
-from compsuite.eval import paradox as P
+from compsuite.eval.paradox import metrics as P
 
 
 def test_idioms_keywords_and_translations():

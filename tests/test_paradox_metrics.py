@@ -2,7 +2,7 @@
 as consistent, what is left out), the signatures, and length errors."""
 import pytest
 
-from compsuite.eval import paradox as P
+from compsuite.eval.paradox import metrics as P
 
 
 def test_words_and_edit_distance():

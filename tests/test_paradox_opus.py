@@ -56,8 +56,9 @@ def test_prepare_counts_drops_and_is_byte_identical(opus_files, tmp_path):
     src = (raw / "train.src").read_text().splitlines()
     assert len(src) == 801 and any("@@" in x for x in src)
     assert "&quot;" in (raw / "train.src").read_text()              # Moses escaping
-    assert (raw / "flores" / "devtest.en").read_bytes() == \
+    assert (tmp_path / "a" / "text" / "flores" / "devtest.en").read_bytes() == \
         (opus_files / "flores" / "devtest" / "eng.devtest").read_bytes()
+    assert not (raw / "flores").exists()                             # raw/: the corpus only
     assert m["encoding"]["bpe"] == "subword_nmt" and m["versions"]["sacremoses"]
     # again, and on two processes: the same bytes
     _prepare(opus_files, tmp_path / "b", jobs=2)

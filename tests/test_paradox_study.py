@@ -96,12 +96,13 @@ def _result(seed, np_mean, og_by_step):
 
 
 def test_report_beside_the_paper(tmp_path):
-    from compsuite.eval.reports.paradox import build_report
+    from compsuite.eval.paradox.report import build_report
 
     results = [_result(1, 0.5, [(200, 0.0), (400, 0.8), (600, 0.1)]),
                _result(2, 0.7, [(200, 0.0), (400, 0.4), (600, 0.0)])]
-    written = build_report("Paradox", "quick", results, tmp_path)
-    assert written == "report.md, report.json, systematicity.png, overgeneralisation.png"
+    written = build_report(get_study("paradox"), "quick", results, tmp_path)
+    assert written == [tmp_path / name for name in ("report.json", "report.md",
+                                                    "systematicity.png", "overgeneralisation.png")]
     md = (tmp_path / "report.md").read_text()
     # Table 4a: ours 0.60 ± 0.14 beside the paper's small / medium / full
     assert "| np vp | synthetic | NP        | generated  | 0.60 ± 0.14 | 0.73" in md

@@ -28,8 +28,15 @@ each epoch).  In a profile, besides the keys every profile has:
   the adversary rules, the Human row and a cross-fitted lexical classifier also run;
   skipped when the file is absent.
 
-Units: ``<dataset>/<run>/seed<S>`` (one part per dataset).  Data:
-``DATA/nli/<dataset>/<size>/`` (:mod:`compsuite.data_prep.nli.corpus`).  Evaluation
+The keys are declared as types (:class:`Rows`, :class:`Row`; :class:`Options` with
+:class:`Data`, :class:`Adversaries`, :class:`Lexical`; :mod:`compsuite.schema` checks
+them).
+
+Units: ``<dataset>/<run>/seed<S>`` (one part per dataset).  Data
+(:mod:`compsuite.data_prep.nli.dataset`, :mod:`compsuite.data_prep.nli.corpus`):
+``DATA/nli/synthetic/n<train>-<dev>-<test>/seed<D>/`` (``text/`` the generated jsonl)
+or ``DATA/nli/<dataset>/``, each with ``raw/``, ``adversaries/``, ``lexical/``.
+Evaluation (:mod:`compsuite.eval.nli.predict`, :mod:`compsuite.eval.nli.scores`)
 predicts every evaluation set and both adversary sets with the run's best checkpoint
 (by validation accuracy), in batches; the predictions are kept as ``pairID<TAB>label``
 files in the run folder, the format ``compsuite eval nli score`` reads from any system.
@@ -37,206 +44,222 @@ files in the run folder, the format ``compsuite eval nli score`` reads from any 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import typing
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Literal
 
 from compsuite.engine import Context, Unit
 from compsuite.errors import ConfigError
-from compsuite.registry import Profile, check_keys, near, positive_int
+from compsuite.registry import ROOT, Profile, check_keys, near
+from compsuite.schema import PositiveInt, non_empty, within
 from compsuite.studies.base import Study
 from compsuite.toolkits import Dataset
 
-DATA_KEYS = {"corpus", "n_train", "n_dev", "n_test", "seed", "datasets", "lexical_train"}
-SET_KEYS = {"train", "valid", "evals"}
-ADV_KEYS = {"rules", "seed"}
-LEX_KEYS = {"C", "hash_bits"}
-ROW_KEYS = {"model", "variant", "augment"}
-VARIANTS = ("original", "bow", "ws")
-AUGMENTS = ("none", "soswap", "addamod")
-CORPORA = ("synthetic", "files")
+#: a row's variant: the original model, bag-of-words (recurrent layers replaced by
+#: feed-forward ones) or trained on word-shuffled sentences (Table 3)
+Variant = Literal["original", "bow", "ws"]
+#: the adversaries a run trains with (Table 4)
+Augment = Literal["none", "soswap", "addamod"]
+VARIANTS = typing.get_args(Variant)
+AUGMENTS = typing.get_args(Augment)
 DEFAULT_LAMBDAS = (0.5, 0.6, 0.7)
 
 
+# ----------------------------------------------------------------------------- YAML
+@dataclass
+class Row:
+    """How the report labels a run: ``model`` as the paper prints it (absent: the
+    architecture's ``paper_name``), the ``variant`` and the adversaries it trains with
+    (``augment``)."""
+    model: str | None = None
+    variant: Variant = "original"
+    augment: Augment = "none"
+
+
+@dataclass
+class Rows:
+    """The study's own top-level key: ``rows``, run -> :class:`Row` (every key a run of
+    the study, every profile's run a key: :meth:`NLI.check_profile`)."""
+    rows: dict[str, Row] = field(default_factory=dict)
+
+
+@dataclass
+class DatasetFiles:
+    """One dataset of a user's files (jsonl with parses; environment variables allowed).
+    ``evals``: set name -> file, in order (the first gives the adversaries)."""
+    train: Annotated[list[str], non_empty]
+    valid: str
+    evals: Annotated[dict[str, str], non_empty]
+
+
+@dataclass
+class Data:
+    """A profile's ``data:``: ``corpus: synthetic`` (sizes and seed) or ``corpus: files``
+    (``datasets`` and ``lexical_train``, errors for synthetic)."""
+    corpus: Literal["synthetic", "files"] = "synthetic"
+    n_train: PositiveInt = 20000
+    n_dev: PositiveInt = 2000
+    n_test: PositiveInt = 2000
+    seed: PositiveInt = 1
+    datasets: dict[str, DatasetFiles] | None = None
+    lexical_train: list[str] | None = None
+
+    def check(self, where: str) -> None:
+        if self.corpus == "synthetic":
+            for key in ("datasets", "lexical_train"):
+                if getattr(self, key) is not None:
+                    raise ConfigError(f"{where}.{key}: only for corpus: files")
+        elif not self.datasets:
+            raise ConfigError(f"{where}.datasets: name -> {{train, valid, evals}}")
+
+
+@dataclass
+class Adversaries:
+    """The adversary rules (``strict`` / ``lenient``) and their seed."""
+    rules: Literal["strict", "lenient"] = "strict"
+    seed: int = 1
+
+
+@dataclass
+class Lexical:
+    """The lexical classifier: ``C`` (absent: the held-out log-loss rule) and
+    ``hash_bits`` (hashed features)."""
+    C: float | None = None
+    hash_bits: int | None = None
+
+
+@dataclass
+class Options:
+    """The keys an NLI profile adds."""
+    data: Data = field(default_factory=Data)
+    adversaries: Adversaries = field(default_factory=Adversaries)
+    lexical: Lexical = field(default_factory=Lexical)
+    augment_per_epoch: PositiveInt = 20000
+    embeddings: str | None = None
+    lambdas: Annotated[list[Annotated[float, within(0, 1)]], non_empty] = field(
+        default_factory=lambda: list(DEFAULT_LAMBDAS))
+    reference_sample: str | None = None
+
+
 class NLI(Study):
-    study_keys = frozenset({"rows"})
-    profile_keys = frozenset({"data", "adversaries", "lexical", "augment_per_epoch",
-                              "embeddings", "lambdas", "reference_sample"})
+    study_schema = Rows
+    profile_schema = Options
 
     @classmethod
     def commands(cls):
         return {"data": add_data_commands, "eval": add_eval_commands}
 
-    # ------------------------------------------------------------------ YAML
     @property
-    def rows(self) -> dict:
-        return self.spec.raw.get("rows") or {}
+    def rows(self) -> dict[str, Row]:
+        return self.settings.rows
 
-    def validate(self) -> None:
-        rows = check_keys(self.rows, self.runs, self.where("rows"))
-        for run, row in rows.items():
-            at = self.where("rows", run)
-            check_keys(row, ROW_KEYS, at)
-            if row.get("variant", "original") not in VARIANTS:
-                raise ConfigError(f"{at}.variant: one of {', '.join(VARIANTS)}, not "
-                                  f"{row.get('variant')!r}")
-            if row.get("augment", "none") not in AUGMENTS:
-                raise ConfigError(f"{at}.augment: one of {', '.join(AUGMENTS)}, not "
-                                  f"{row.get('augment')!r}")
-        for name, prof in self.profiles.items():
-            at = self.where("profiles", name)
-            data = check_keys(prof.options.get("data") or {}, DATA_KEYS, f"{at}.data")
-            corpus = data.get("corpus", "synthetic")
-            if corpus not in CORPORA:
-                raise ConfigError(f"{at}.data.corpus: one of {', '.join(CORPORA)}, not "
-                                  f"{corpus!r}{near(str(corpus), CORPORA)}")
-            if corpus == "synthetic":
-                for key in ("n_train", "n_dev", "n_test", "seed"):
-                    if key in data:
-                        positive_int(data[key], f"{at}.data.{key}")
-                for key in ("datasets", "lexical_train"):
-                    if key in data:
-                        raise ConfigError(f"{at}.data.{key}: only for corpus: files")
-            else:
-                sets = data.get("datasets")
-                if not isinstance(sets, dict) or not sets:
-                    raise ConfigError(f"{at}.data.datasets: name -> {{train, valid, evals}}")
-                for ds, spec in sets.items():
-                    w = f"{at}.data.datasets.{ds}"
-                    check_keys(spec, SET_KEYS, w)
-                    for key in SET_KEYS:
-                        if key not in spec:
-                            raise ConfigError(f"{w}: missing required key '{key}'")
-                    if not isinstance(spec["train"], list) or not spec["train"]:
-                        raise ConfigError(f"{w}.train: a list of jsonl paths")
-                    if not isinstance(spec["evals"], dict) or not spec["evals"]:
-                        raise ConfigError(f"{w}.evals: set name -> jsonl path")
-            adv = check_keys(prof.options.get("adversaries") or {}, ADV_KEYS, f"{at}.adversaries")
-            if adv.get("rules", "strict") not in ("strict", "lenient"):
-                raise ConfigError(f"{at}.adversaries.rules: 'strict' or 'lenient', not "
-                                  f"{adv.get('rules')!r}")
-            check_keys(prof.options.get("lexical") or {}, LEX_KEYS, f"{at}.lexical")
-            if "augment_per_epoch" in prof.options:
-                positive_int(prof.options["augment_per_epoch"], f"{at}.augment_per_epoch")
-            lams = prof.options.get("lambdas", list(DEFAULT_LAMBDAS))
-            if (not isinstance(lams, list) or not lams or any(
-                    isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1
-                    for v in lams)):
-                raise ConfigError(f"{at}.lambdas: a list of numbers in [0, 1], not {lams!r}")
-            for r in prof.runs:
-                if r not in self.rows:
-                    raise ConfigError(f"{self.where('rows')}: no row for run '{r}' (profile "
-                                      f"{name})")
+    def check_profile(self, profile: Profile, where: str) -> None:
+        check_keys(self.rows, self.runs, self.where("rows"))
+        for r in profile.runs:
+            if r not in self.rows:
+                raise ConfigError(f"{self.where('rows')}: no row for run '{r}' (profile "
+                                  f"{profile.name})")
 
     # ------------------------------------------------------------------ units
     def _datasets(self, profile: Profile) -> list[str]:
-        data = profile.options.get("data") or {}
-        if data.get("corpus", "synthetic") == "files":
-            return list(data["datasets"])
-        return ["synthetic"]
+        data = profile.settings.data
+        return list(data.datasets) if data.corpus == "files" else ["synthetic"]
 
     def parts(self, profile: Profile) -> dict[str, str]:
         return {d: ("a seeded synthetic NLI corpus (scaled down, not SNLI)" if d == "synthetic"
                     else f"the user's {d} files") for d in self._datasets(profile)}
 
     def row(self, run: str) -> dict:
-        r = self.rows.get(run) or {}
-        return {"model": r.get("model", self.architectures[self.run(run).architecture]
-                               ["paper_name"]),
-                "variant": r.get("variant", "original"), "augment": r.get("augment", "none")}
+        r = self.rows.get(run) or Row()
+        return {"model": r.model if r.model is not None else
+                self.architectures[self.run(run).architecture]["paper_name"],
+                "variant": r.variant, "augment": r.augment}
 
     def _pools(self, profile: Profile) -> bool:
         return any(self.row(r)["augment"] != "none" for r in profile.runs)
+
+    def _train_options(self, profile: Profile, row: dict, subsets: dict) -> dict | None:
+        from compsuite.data_prep.common.paths import resolve_path
+
+        opts = {}
+        if row["augment"] != "none":
+            opts["augment_subsets"] = subsets[f"pool_{row['augment']}"]
+            opts["augment_per_epoch"] = profile.settings.augment_per_epoch
+        if profile.settings.embeddings:
+            opts["embedding_path"] = str(resolve_path(
+                profile.settings.embeddings, self.where("profiles", profile.name, "embeddings"),
+                base=ROOT, check=False))
+        return opts or None
 
     def plan(self, profile: Profile, seeds=None, runs=None) -> list[Unit]:
         from compsuite.data_prep.common.writers import fairseq_subsets
 
         units = []
         for ds in self._datasets(profile):
-            splits = self._splits(profile, ds)
-            subsets = fairseq_subsets(splits)
+            subsets = fairseq_subsets(self.splits(profile, ds))
             for s in seeds or profile.seeds:
                 for r in runs or profile.runs:
                     row = self.row(r)
-                    opts = {}
-                    if row["augment"] != "none":
-                        opts["augment_subsets"] = subsets[f"pool_{row['augment']}"]
-                        opts["augment_per_epoch"] = profile.options.get(
-                            "augment_per_epoch", 20000)
-                    if profile.options.get("embeddings"):
-                        opts["embedding_path"] = str(_resolve(
-                            profile.options["embeddings"],
-                            self.where("profiles", profile.name, "embeddings"), check=False))
                     units.append(Unit(ds, r, s, ds, f"{ds}/{r}/seed{s}", params=row,
-                                      train_options=opts or None))
+                                      train_options=self._train_options(profile, row, subsets)))
         return units
 
     # ------------------------------------------------------------------ data
-    def _source(self, profile: Profile, dataset: str, data_root: Path, check: bool = True):
-        from compsuite.data_prep.nli.corpus import Source
+    def data_source(self, profile: Profile, dataset: str, data_root: Path, check: bool = True):
+        """Where ``dataset``'s pairs come from (the synthetic corpus is written unless
+        ``check`` is false; the user's paths are checked unless it is)."""
+        from compsuite.data_prep.nli import dataset as nli_data
 
-        data = profile.options.get("data") or {}
-        at = self.where("profiles", profile.name, "data")
-        if data.get("corpus", "synthetic") == "synthetic":
-            from compsuite.data_prep.nli import synthetic
+        data = profile.settings.data
+        if data.corpus == "synthetic":
+            return nli_data.synthetic_source(data_root, n_train=data.n_train,
+                                             n_dev=data.n_dev, n_test=data.n_test,
+                                             seed=data.seed, write=check)
+        spec = data.datasets[dataset]
+        return nli_data.files_source(dataset, train=spec.train, valid=spec.valid,
+                                     evals=spec.evals, lexical_train=data.lexical_train or [],
+                                     where=self.where("profiles", profile.name, "data"),
+                                     base=ROOT, check=check)
 
-            n = (data.get("n_train", 20000), data.get("n_dev", 2000), data.get("n_test", 2000))
-            text = data_root / "nli" / "synthetic" / f"n{n[0]}-{n[1]}-{n[2]}" / \
-                f"seed{data.get('seed', 1)}" / "text"
-            if check:
-                synthetic.write(text, data.get("seed", 1), *n)
-            return Source("synthetic", [text / "train.jsonl"], text / "dev.jsonl",
-                          {"synthetic": text / "test.jsonl"},
-                          label="synthetic NLI corpus (scaled down, not SNLI)")
-        spec = data["datasets"][dataset]
-        w = f"{at}.datasets.{dataset}"
-        return Source(dataset, [_resolve(p, f"{w}.train", check) for p in spec["train"]],
-                      _resolve(spec["valid"], f"{w}.valid", check),
-                      {k: _resolve(v, f"{w}.evals.{k}", check) for k, v in spec["evals"].items()},
-                      label=f"{dataset} (user files)",
-                      lexical_train=[_resolve(p, f"{at}.lexical_train", check)
-                                     for p in data.get("lexical_train") or []])
-
-    def _splits(self, profile: Profile, dataset: str) -> tuple[str, ...]:
+    def splits(self, profile: Profile, dataset: str) -> tuple[str, ...]:
+        """The raw splits of ``dataset`` (its evaluation sets, the adversaries and, when a
+        run trains with them, the augmentation pools)."""
         from compsuite.data_prep.nli.corpus import splits_of
 
-        return splits_of(self._source(profile, dataset, Path("DATA"), check=False),
+        return splits_of(self.data_source(profile, dataset, Path("DATA"), check=False),
                          self._pools(profile))
-
-    def _root(self, source, data_root: Path) -> Path:
-        if source.name == "synthetic":
-            return source.valid.parent.parent
-        return data_root / "nli" / source.name
 
     def prepare(self, dataset: str, seed: int, profile: Profile, data_root: Path,
                 show: bool = True) -> Dataset:
-        from compsuite.data_prep.nli import corpus
+        from compsuite.data_prep.common.paths import resolve_path
+        from compsuite.data_prep.nli import dataset as nli_data
 
-        source = self._source(profile, dataset, Path(data_root))
-        root = self._root(source, Path(data_root))
-        adv = profile.options.get("adversaries") or {}
-        corpus.build(root, source, rules=adv.get("rules", "strict"), seed=adv.get("seed", 1),
-                     pools=self._pools(profile), lexical=profile.options.get("lexical") or {},
-                     show=show)
-        if profile.options.get("embeddings"):
-            _resolve(profile.options["embeddings"],
-                     self.where("profiles", profile.name, "embeddings"))
-        sample = profile.options.get("reference_sample")
-        if sample:
-            path = _resolve(sample, self.where("profiles", profile.name, "reference_sample"),
-                            check=False)
-            if path.is_file():
-                corpus.reference_analysis(path, root / "reference", seed=adv.get("seed", 1),
-                                          show=show)
-        return Dataset(root, splits=corpus.splits_of(source, self._pools(profile)),
-                       label=source.label, allow_unknown=True, layout="sentence_pair")
+        opts = profile.settings
+        source = self.data_source(profile, dataset, Path(data_root))
+        data = nli_data.build(source, Path(data_root), rules=opts.adversaries.rules,
+                              seed=opts.adversaries.seed, pools=self._pools(profile),
+                              lexical=dataclasses.asdict(opts.lexical), show=show)
+        if opts.embeddings:
+            resolve_path(opts.embeddings, self.where("profiles", profile.name, "embeddings"),
+                         base=ROOT)
+        if opts.reference_sample:
+            sample = resolve_path(opts.reference_sample,
+                                  self.where("profiles", profile.name, "reference_sample"),
+                                  base=ROOT, check=False)
+            nli_data.reference(sample, data.root, seed=opts.adversaries.seed, show=show)
+        return data
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, ctx: Context) -> dict:
         from compsuite.data_prep.common.manifest import read_manifest
         from compsuite.data_prep.nli import corpus
-        from compsuite.eval import nli as score
+        from compsuite.eval.nli import scores
+        from compsuite.eval.nli.predict import predict_split
 
-        lambdas = [float(v) for v in ctx.profile.options.get("lambdas", DEFAULT_LAMBDAS)]
+        lambdas = [float(v) for v in ctx.profile.settings.lambdas]
         raw = ctx.data.raw
         sets = read_manifest(raw)["statistics"]["eval_sets"]
         rows = json.loads((ctx.data.root / "lexical" / "rows.json").read_text(encoding="utf-8"))
@@ -244,16 +267,16 @@ class NLI(Study):
         out = {"eval": {}, "adversaries": {}, "reference_rows": rows["sets"],
                "lexical_signature": rows["signature"], "checkpoint": ctx.checkpoint}
         for name, split in sets.items():
-            gold, pred = _predict(clf, raw, split, ctx.run_dir)
+            gold, pred = predict_split(clf, raw, split, ctx.run_dir)
             values = corpus.read_lms(ctx.data.root, name)
-            res = score.score_dev(gold, pred, values, lambdas, rows["signature"])
-            curve = score.score_dev(gold, pred, values, corpus.LAMBDA_GRID, rows["signature"])
+            res = scores.score_dev(gold, pred, values, lambdas, rows["signature"])
+            curve = scores.score_dev(gold, pred, values, corpus.LAMBDA_GRID, rows["signature"])
             out["eval"][name] = {"score": res, "by_lambda": [
                 {"lambda": float(k), "accuracy": v["accuracy"], "n": v["n"]}
                 for k, v in curve["cs"].items()]}
         for kind in ("soswap", "addamod"):
-            gold, pred = _predict(clf, raw, f"adv_{kind}", ctx.run_dir)
-            out["adversaries"][kind] = score.score_adversary(pred, gold)
+            gold, pred = predict_split(clf, raw, f"adv_{kind}", ctx.run_dir)
+            out["adversaries"][kind] = scores.score_adversary(pred, gold)
         unknown = getattr(clf, "unknown_words", None)
         if unknown is not None:
             out["unknown_words"] = unknown
@@ -262,47 +285,13 @@ class NLI(Study):
             out["reference_sample"] = json.loads(ref.read_text(encoding="utf-8"))
         return out
 
-    def report(self, profile: str, results: list[dict], out_dir: Path) -> str:
-        from compsuite.eval.reports.nli import build_report
+    def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
+        from compsuite.eval.nli.report import build_report
 
-        build_report(self, profile, results, out_dir)
-        return "report.md, report.json, accuracy_by_lambda.png"
+        return build_report(self, profile, results, out_dir)
 
 
 STUDY = NLI
-
-
-def _resolve(value: str, where: str, check: bool = True) -> Path:
-    from compsuite.studies.paradox import resolve_path
-
-    import os
-
-    from compsuite.registry import ROOT
-
-    expanded = os.path.expanduser(os.path.expandvars(value))
-    if not os.path.isabs(expanded) and "$" not in expanded:
-        value = expanded = str(ROOT / expanded)   # relative paths: from the suite's folder
-    if check:
-        return resolve_path(value, where)
-    return Path(expanded)
-
-
-def _predict(clf, raw: Path, split: str, run_dir: Path) -> tuple[list[str], list[str]]:
-    """Gold labels and the model's predictions on a raw split; the predictions are
-    stored as ``predictions-<split>.tsv`` (``pairID<TAB>label``) and reused."""
-    from compsuite.data_prep.common.io import atomic_open
-    from compsuite.data_prep.nli.corpus import read_split
-    from compsuite.eval.nli import align, read_predictions
-
-    cols = read_split(raw, split)
-    path = run_dir / f"predictions-{split}.tsv"
-    if path.is_file():
-        pred = align(cols["pairid"], read_predictions(path), str(path))
-    else:
-        pred = clf.predict(list(zip(cols["premise"], cols["hypothesis"])))
-        with atomic_open(path) as fh:
-            fh.writelines(f"{i}\t{p}\n" for i, p in zip(cols["pairid"], pred))
-    return cols["label"], pred
 
 
 # ----------------------------------------------------------------------------- commands
@@ -368,8 +357,8 @@ def cmd_score(a) -> int:
     from compsuite.data_prep.common.io import atomic_open
     from compsuite.data_prep.common.manifest import read_manifest
     from compsuite.data_prep.nli.corpus import read_lms, read_split
-    from compsuite.eval import nli as score
-    from compsuite.eval.nli_lexical import _check_lambda
+    from compsuite.eval.nli import scores as score
+    from compsuite.eval.nli.lexical import check_lambda
 
     root = Path(a.data)
     m = read_manifest(root / "raw")
@@ -380,7 +369,7 @@ def cmd_score(a) -> int:
     if name not in sets:
         raise ConfigError(f"--set {name}: the dataset's sets are {', '.join(sets)}"
                           f"{near(name, sets)}")
-    lambdas = [_check_lambda(v) for v in a.lambdas]
+    lambdas = [check_lambda(v) for v in a.lambdas]
     rows = json.loads((root / "lexical" / "rows.json").read_text(encoding="utf-8"))
     cols = read_split(root / "raw", sets[name])
     pred = score.align(cols["pairid"], score.read_predictions(a.predictions), a.predictions)

@@ -40,7 +40,7 @@ from compsuite.data_prep.common.io import DataError, write_lines
 from compsuite.data_prep.common.manifest import is_complete, read_manifest, write_manifest
 
 from . import templates as T
-from .items import _rows, _split, synonyms
+from .items import read_rows, split_list, synonyms
 from .lexicon import load
 
 HERE = Path(__file__).parent
@@ -80,7 +80,7 @@ class QuickIdiom:
 def speech_lexicon(path: str | Path = SPEECH_PATH) -> tuple[SpeechWord, ...]:
     path = Path(path)
     out = []
-    for n, c in _rows(path, ("category", "english", "dutch", "article")):
+    for n, c in read_rows(path, ("category", "english", "dutch", "article")):
         if c[0] not in ("verb", "noun", "preposition"):
             raise DataError(f"{path}: line {n}: unknown category {c[0]!r}")
         if c[0] == "noun" and c[3] not in ("de", "het"):
@@ -93,14 +93,14 @@ def speech_lexicon(path: str | Path = SPEECH_PATH) -> tuple[SpeechWord, ...]:
 def quick_idioms(path: str | Path = QUICK_IDIOMS_PATH) -> tuple[QuickIdiom, ...]:
     path = Path(path)
     out = []
-    for n, c in _rows(path, ("idiom", "sentence", "dutch", "keywords", "frequency")):
+    for n, c in read_rows(path, ("idiom", "sentence", "dutch", "keywords", "frequency")):
         if c[0] not in c[1]:
             raise DataError(f"{path}: line {n}: the sentence does not contain {c[0]!r}")
         try:
             freq = int(c[4])
         except ValueError:
             raise DataError(f"{path}: line {n}: frequency must be a number, got {c[4]!r}") from None
-        out.append(QuickIdiom(c[0], c[1], c[2], _split(c[3]), freq))
+        out.append(QuickIdiom(c[0], c[1], c[2], split_list(c[3]), freq))
     return tuple(out)
 
 

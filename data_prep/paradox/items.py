@@ -69,7 +69,10 @@ class Idiom:
         return Clause(text, text, None, None, name=self.idiom)
 
 
-def _rows(path: Path, header: tuple[str, ...]):
+def read_rows(path: Path, header: tuple[str, ...]):
+    """The rows of a tab-separated item table after its ``header`` line (blank lines and
+    ``#`` comments skipped): ``(line number, stripped columns)``; a wrong header or
+    column count is an error naming the file and line."""
     seen = False
     with path.open(encoding="utf-8") as fh:
         for n, raw in enumerate(fh, 1):
@@ -87,7 +90,8 @@ def _rows(path: Path, header: tuple[str, ...]):
             yield n, [c.strip() for c in cols]
 
 
-def _split(value: str) -> tuple[str, ...]:
+def split_list(value: str) -> tuple[str, ...]:
+    """A comma-separated cell as its stripped, non-empty items."""
     return tuple(v.strip() for v in value.split(",") if v.strip())
 
 
@@ -97,10 +101,10 @@ def synonyms(path: str | Path = SYNONYMS_PATH) -> tuple[Synonym, ...]:
     out = []
     header = ("british", "american", "dutch", "clause_sg", "clause_pl", "dutch_clause_sg",
               "dutch_clause_pl", "dutch_forms")
-    for n, c in _rows(path, header):
+    for n, c in read_rows(path, header):
         if "{}" not in c[3] or "{}" not in c[4]:
             raise DataError(f"{path}: line {n}: a clause must hold {{}} for the synonym")
-        out.append(Synonym(*c[:7], dutch_forms=_split(c[7])))
+        out.append(Synonym(*c[:7], dutch_forms=split_list(c[7])))
     return tuple(out)
 
 
@@ -108,8 +112,8 @@ def synonyms(path: str | Path = SYNONYMS_PATH) -> tuple[Synonym, ...]:
 def idioms(path: str | Path = IDIOMS_PATH) -> tuple[Idiom, ...]:
     path = Path(path)
     out = []
-    for n, c in _rows(path, ("idiom", "english_keywords", "dutch_keywords", "sentence")):
+    for n, c in read_rows(path, ("idiom", "english_keywords", "dutch_keywords", "sentence")):
         if c[0].lower() not in c[3].lower():
             raise DataError(f"{path}: line {n}: the sentence does not contain {c[0]!r}")
-        out.append(Idiom(c[0], _split(c[1]), _split(c[2]), c[3]))
+        out.append(Idiom(c[0], split_list(c[1]), split_list(c[2]), c[3]))
     return tuple(out)

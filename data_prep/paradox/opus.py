@@ -18,8 +18,9 @@ of its tools:
 4. BPE (``subword-nmt``) learnt jointly on both sides of the training split, 60,000
    merges by default, applied to every split (``@@`` continuation marker);
 5. ``raw/{train,valid,test}.{src,tgt}`` (valid = Flores dev, test = Flores devtest)
-   for ``fairseq-preprocess --joined-dictionary``; ``raw/flores/devtest.{en,nl}`` kept
-   untokenised for sacrebleu; ``raw/codec.json`` + ``raw/bpe.codes`` describe the encoding so
+   for ``fairseq-preprocess --joined-dictionary``; ``text/flores/devtest.{en,nl}`` kept
+   as plain text for sacrebleu (:func:`write_references`, with its own manifest);
+   ``raw/codec.json`` + ``raw/bpe.codes`` describe the encoding so
    that test inputs are encoded and translations decoded the same way
    (:class:`Codec`; fairseq's ``--tokenizer moses --bpe subword_nmt --bpe-codes``
    read the same files).
@@ -248,9 +249,10 @@ def prepare(en: str | Path, nl: str | Path, flores: str | Path, out: str | Path,
             "flores": str(Path(flores).resolve()), "size": size, "seed": seed,
             "merges": merges, "max_len": max_len, "ratio": ratio, "small_pairs": small_pairs}
     if is_complete(raw, GENERATOR, args, version=VERSION):
+        write_references(flores, out / "text")
         return json.loads((raw / "manifest.json").read_text(encoding="utf-8"))
     splits_flores = flores_files(flores)
-    for d in (out / "tok", raw / "flores"):
+    for d in (out / "tok", raw):
         d.mkdir(parents=True, exist_ok=True)
 
     n_total = sum(1 for _ in aligned_pairs(en, nl))
@@ -309,17 +311,15 @@ def prepare(en: str | Path, nl: str | Path, flores: str | Path, out: str | Path,
             raise DataError(f"line counts differ: {fen} has {len(ens)}, {fnl} has {len(nls)} lines")
         write_lines(raw / f"{split}.src", codec.encode(ens, "en"))
         write_lines(raw / f"{split}.tgt", codec.encode(nls, "nl"))
-        if split == "test":
-            write_lines(raw / "flores" / "devtest.en", ens)
-            write_lines(raw / "flores" / "devtest.nl", nls)
         counts[split] = len(ens)
+    write_references(flores, out / "text")
 
     pieces: Counter = Counter()
     for side in ("src", "tgt"):
         for line in iter_text(raw / f"train.{side}"):
             pieces.update(line.split())
     files = [f"{s}.{d}" for s in ("train", "valid", "test") for d in ("src", "tgt")]
-    files += ["bpe.codes", CODEC, "flores/devtest.en", "flores/devtest.nl"]
+    files += ["bpe.codes", CODEC]
     return write_manifest(
         raw, generator=GENERATOR, generator_version=VERSION, seed=seed, args=args,
         files=files, counts=counts, dropped=dict(dropped),
@@ -329,6 +329,23 @@ def prepare(en: str | Path, nl: str | Path, flores: str | Path, out: str | Path,
         extra={"flores": {s: [str(a), str(b)] for s, (a, b) in splits_flores.items()},
                "encoding": codec.spec},
         packages=PACKAGES)
+
+
+def write_references(flores: str | Path, text: Path) -> dict:
+    """``text/flores/devtest.{en,nl}``: Flores-101 devtest as plain text (what sacreBLEU
+    reads at evaluation), with a manifest; skipped when it matches."""
+    args = {"flores": str(Path(flores).resolve())}
+    if is_complete(text, GENERATOR + ".references", args, version=VERSION):
+        return json.loads((text / "manifest.json").read_text(encoding="utf-8"))
+    fen, fnl = flores_files(flores)["test"]
+    ens, nls = read_lines(fen), read_lines(fnl)
+    if len(ens) != len(nls):
+        raise DataError(f"line counts differ: {fen} has {len(ens)}, {fnl} has {len(nls)} lines")
+    write_lines(text / "flores" / "devtest.en", ens)
+    write_lines(text / "flores" / "devtest.nl", nls)
+    return write_manifest(text, generator=GENERATOR + ".references", generator_version=VERSION,
+                          seed=None, args=args, files=["flores/devtest.en", "flores/devtest.nl"],
+                          counts={"devtest": len(ens)}, extra={"flores": [str(fen), str(fnl)]})
 
 
 def _mean_len(path: Path) -> float:

@@ -302,7 +302,7 @@ def _build_overgeneralisation(b, rng, n, lex, semi, nat, syns, ids):
             w = random_words(rng, lex)
             b.add("random", "-", idiom.name, "idiom", " ".join(w[:5] + [idiom.idiom] + w[5:]))
     if nat and (nat / "overgeneralisation").is_dir():
-        from compsuite.eval.paradox import overgeneralised
+        from compsuite.eval.paradox.metrics import overgeneralised
 
         for i, idiom in enumerate(ids):
             p = nat / "overgeneralisation" / f"{i}.en"

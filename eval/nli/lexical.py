@@ -260,7 +260,7 @@ class LexicalClassifier:
     def features(self, inputs: Sequence):
         raise NotImplementedError(
             f"{self.name} is a linear model over sparse indicator features and has no "
-            "representation below its output layer; use nli_lexical.features() for its "
+            "representation below its output layer; use lexical.features() for its "
             "input features, or predict_proba() for its output")
 
     # ---------------------------------------------------------------- records
@@ -339,7 +339,8 @@ def lms(probs, gold_labels: Sequence[str]) -> list[float]:
     return out
 
 
-def _check_lambda(lam) -> float:
+def check_lambda(lam) -> float:
+    """``lam`` as a float, or a ConfigError unless it is a number in [0, 1]."""
     if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not 0 <= lam <= 1:
         raise ConfigError(f"lambda must be a number in [0, 1], got {lam!r}")
     return float(lam)
@@ -347,7 +348,7 @@ def _check_lambda(lam) -> float:
 
 def cs_subset(lms_values: Sequence[float], lam: float) -> list[int]:
     """CS_lambda (section 5.4): the indices of the examples with LMS >= ``lam``."""
-    lam = _check_lambda(lam)
+    lam = check_lambda(lam)
     for i, v in enumerate(lms_values):
         if not (isinstance(v, (int, float)) and 0 <= v <= 1):
             raise DataError(f"LMS value {i}: {v!r} is not in [0, 1]")
@@ -367,7 +368,7 @@ def cs_table(lms_values: Sequence[float], correct_by_model: Mapping[str, Sequenc
     the Human row; None is left out of that model's accuracy).  Returns
     ``{"columns": ["whole", "CS_0.5", ...], "size": {column: n},
     "accuracy": {model: {column: fraction or None}}}`` (None: nothing scored)."""
-    lams = [_check_lambda(lam) for lam in lambdas]
+    lams = [check_lambda(lam) for lam in lambdas]
     n = len(lms_values)
     for model, flags in correct_by_model.items():
         if len(flags) != n:

@@ -1,13 +1,13 @@
 """NLI compositionality-sensitivity report (Nie, Wang and Bansal 2019): analogues of
-Tables 2-5 beside the paper's numbers (``paper_numbers/nli.yaml``, cited by table), the
+Tables 2-5 beside the paper's numbers (``eval/nli/paper_numbers.yaml``, cited by table), the
 pairs with the highest LMS (the kind of example of the paper's Fig. 2), the reference
 sample's rows, and ``accuracy_by_lambda.png`` (accuracy on CS_λ against λ per model).
 
 :func:`build_report` takes one result per trained model (the engine's provenance:
 ``run``, ``seed``, ``dataset``, ``dataset_label``; the study's row labels ``model``,
 ``variant``, ``augment``; and its evaluation: ``eval`` (per evaluation set, ``score``
-from :func:`compsuite.eval.nli.score_dev` and ``by_lambda``), ``adversaries`` (per kind,
-:func:`compsuite.eval.nli.score_adversary`), ``reference_rows`` (per set: Human,
+from :func:`compsuite.eval.nli.scores.score_dev` and ``by_lambda``), ``adversaries`` (per
+kind, :func:`compsuite.eval.nli.scores.score_adversary`), ``reference_rows`` (per set: Human,
 Majority Vote, the lexical classifier, CS sizes, high-LMS pairs) and, optionally,
 ``reference_sample``).  Cells are mean ± sample std over seeds, in percent.
 """
@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from .plots import pyplot, save
-from .tables import markdown_table, mean_std_cell, paper_numbers, write_report
+from compsuite.eval.reports.plots import pyplot, save
+from compsuite.eval.reports.tables import (markdown_table, mean_std_cell, paper_numbers,
+                                          write_report)
 
 PLOT = "accuracy_by_lambda.png"
 SUFFIX = {"original": "", "bow": " (BoW)", "ws": " (WS)"}
@@ -49,15 +50,16 @@ def _paper_shares(v):
     return " / ".join(f"{x:g}" for x in v) if v else "–"
 
 
-def build_report(study, profile: str, results: list[dict], out_dir: Path) -> None:
+def build_report(study, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
+    """``report.md``, ``report.json`` and (with curves) ``accuracy_by_lambda.png``;
+    returns the paths written."""
     out_dir = Path(out_dir)
     paper = paper_numbers("nli")
     md = [f"# {study.title}: profile `{profile}`", ""]
     report: dict = {"study": study.name, "profile": profile, "tables": {}}
     if not results:
         md.append("No results: nothing has been trained and evaluated in this profile yet.")
-        write_report(out_dir, report, md)
-        return
+        return write_report(out_dir, report, md)
     by_dataset: dict[str, list[dict]] = defaultdict(list)
     for r in results:
         by_dataset[r.get("dataset", "?")].append(r)
@@ -79,12 +81,13 @@ def build_report(study, profile: str, results: list[dict], out_dir: Path) -> Non
         _table5(md, rep, rs, groups, paper)
         _examples(md, rs)
         _reference_sample(md, rep, rs)
+    plots = []
     if any(e.get("by_lambda") for r in results for e in (r.get("eval") or {}).values()):
-        _plot(results, out_dir / PLOT)
+        plots.append(_plot(results, out_dir / PLOT))
         md += ["", f"![accuracy on CS_λ against λ]({PLOT})", ""]
     else:
         md += ["", "No accuracy-by-λ curves in the results: no plot.", ""]
-    write_report(out_dir, report, md)
+    return write_report(out_dir, report, md) + plots
 
 
 def _first_set(rs):
@@ -291,4 +294,4 @@ def _plot(results, out):
             ax2.plot(xs, [sizes[x] for x in xs], color="grey", linestyle=":", label="|CS_λ|")
             ax2.set_ylabel("|CS_λ| (dotted)")
     fig.tight_layout()
-    save(fig, out)
+    return save(fig, out)

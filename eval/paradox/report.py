@@ -7,10 +7,12 @@ overgeneralisation over training).
 keys ``run``, ``seed``, ``part`` (the training size) plus the study's evaluation:
 ``tests`` with each test's ``summary`` and ``cells``, and
 ``overgeneralisation_by_step``) and writes ``report.md``, ``report.json`` and (where
-there is data) ``systematicity.png``, ``substitutivity.png``, ``overgeneralisation.png``.  Cells are mean ± sample std over seeds; the paper's are
-means over five seeds.  Our rows are labelled with the training size they come from
-(``generated``: the quick profile's rule-generated corpus, not OPUS: its numbers are not
-comparable to the paper's, which are printed beside them for orientation).
+there is data) ``systematicity.png``, ``substitutivity.png``, ``overgeneralisation.png``
+(:mod:`.plots`), one table per function; it returns the paths written.  Cells are mean ±
+sample std over seeds; the paper's are means over five seeds.  Our rows are labelled
+with the training size they come from (``generated``: the quick profile's
+rule-generated corpus, not OPUS: its numbers are not comparable to the paper's, which
+are printed beside them for orientation).
 """
 from __future__ import annotations
 
@@ -18,14 +20,15 @@ import statistics as st
 from collections import defaultdict
 from pathlib import Path
 
-from .plots import pyplot, save
-from .tables import markdown_table, mean_std, mean_std_cell, paper_numbers, write_report
+from compsuite.eval.reports.tables import (markdown_table, mean_std, mean_std_cell,
+                                          paper_numbers, write_report)
+
+from .plots import DATA_ORDER, plot_overgeneralisation, plot_points
 
 PLOT = "overgeneralisation.png"
 PLOT_SYSTEMATICITY = "systematicity.png"
 PLOT_SUBSTITUTIVITY = "substitutivity.png"
 OPUS_SIZES = ("small", "medium", "full")
-DATA_ORDER = ("synthetic", "semi_natural", "natural", "random")
 
 
 def _summary_rows(results, test):
@@ -77,9 +80,25 @@ def _overgeneralisation(results):
     return out
 
 
-def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -> str:
+def build_report(study, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
+    """``report.md``, ``report.json`` and the figures; returns the paths written."""
     out_dir = Path(out_dir)
     paper = paper_numbers("paradox")
+    md = _introduction(study.title, profile, results)
+    report = {"profile": profile, "models": len(results), "tables": {}}
+    signatures: dict = {}
+    plots: list[str] = []
+    _systematicity(md, report, signatures, plots, results, paper, out_dir)
+    _substitutivity(md, report, signatures, plots, results, paper, out_dir)
+    og = _table8(md, report, signatures, results, paper)
+    _figures(md, plots, og, results, study.title, out_dir)
+    _bleu(md, report, signatures, results, paper)
+    md += ["\n## Metric signatures\n"] + [f"- `{s}`" for s in sorted(signatures.values())]
+    report["signatures"] = signatures
+    return write_report(out_dir, report, md) + [out_dir / name for name in plots]
+
+
+def _introduction(title: str, profile: str, results: list[dict]) -> list[str]:
     md = [f"# {title}\n", f"Profile `{profile}`: {len(results)} trained model(s). "
           "Scores are fractions (1.0 = every sample consistent / overgeneralised); ours are "
           "mean ± std over seeds of the mean over templates; the paper's are for its three "
@@ -89,10 +108,12 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
         md.append("\n**Scaled down:** the `generated` rows come from a small Transformer "
                   "trained on rule-generated English–Dutch pairs (data_prep/paradox/doc.md), "
                   "not on OPUS; the paper's numbers are beside them for orientation only.")
-    report = {"profile": profile, "models": len(results), "tables": {}}
+    return md
 
-    # Table 4a / 4b: systematicity
-    rows, rows_b, signatures = [], [], {}
+
+def _systematicity(md, report, signatures, plots, results, paper, out_dir):
+    """Tables 4a and 4b (systematicity), and Figure 1's analogue."""
+    rows, rows_b = [], []
     per_template_all = {}   # label -> per-template means over seeds
     for test in ("np_vp", "s_conj_s"):
         means, per_template = _summary_rows(results, test)
@@ -105,18 +126,13 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
             rows.append([metric.replace("_", " "), data, cond, size, mean_std_cell(means[key])]
                         + _paper_size_cells(pr))
             pb = paper["table4b"][test].get(f"{data}/{cond}") or [None] * 10
-            cells = []
-            for t in range(1, 11):
-                vals = per_template.get((size, data, cond, metric, str(t)))
-                ours = "–" if not vals else f"{st.fmean(vals):.2f}"
-                cells.append(f"{ours} ({pb[t - 1]:.2f})" if pb[t - 1] is not None else ours)
-            rows_b.append([metric.replace("_", " "), data, cond, size] + cells)
+            rows_b.append([metric.replace("_", " "), data, cond, size]
+                          + _per_template_cells(per_template, key, pb))
             report["tables"].setdefault("table4a", []).append(
                 {"test": test, "data": data, "condition": cond, "size": size,
                  "ours": means[key], "paper": pr})
         for r in results:
             signatures.update((r.get("tests") or {}).get(test, {}).get("signatures", {}))
-    plots = []
     if per_template_all:
         plot_points(per_template_all, out_dir / PLOT_SYSTEMATICITY,
                     "Figure 1 analogue: systematicity (dots: templates; bars: mean)")
@@ -128,7 +144,20 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
            markdown_table(["test", "data", "condition", "size"] + [f"T{t}" for t in range(1, 11)],
                           rows_b)]
 
-    # Table 6a: substitutivity
+
+def _per_template_cells(per_template, key, paper_row) -> list[str]:
+    """Table 4b's ten cells: ours (the paper's in brackets)."""
+    size, data, cond, metric = key
+    cells = []
+    for t in range(1, 11):
+        vals = per_template.get((size, data, cond, metric, str(t)))
+        ours = "–" if not vals else f"{st.fmean(vals):.2f}"
+        cells.append(f"{ours} ({paper_row[t - 1]:.2f})" if paper_row[t - 1] is not None else ours)
+    return cells
+
+
+def _substitutivity(md, report, signatures, plots, results, paper, out_dir):
+    """Table 6a (substitutivity), per synonym, and Figure 2's analogue."""
     means, _ = _summary_rows(results, "substitutivity")
     per_data = defaultdict(list)      # (size, data, metric) -> per-synonym means over seeds
     for (size, data, syn, metric), vals in means.items():
@@ -160,7 +189,9 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
     for r in results:
         signatures.update((r.get("tests") or {}).get("substitutivity", {}).get("signatures", {}))
 
-    # Table 8: maximum overgeneralisation over training
+
+def _table8(md, report, signatures, results, paper) -> dict:
+    """Table 8: the maximum overgeneralisation over training; returns the curves."""
     og = _overgeneralisation(results)
     idioms = paper["table8_idioms"]
     rows = []
@@ -181,7 +212,11 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
     for r in results:
         for e in r.get("overgeneralisation_by_step") or []:
             signatures.update(e.get("signatures", {}))
+    return og
 
+
+def _figures(md, plots, og, results, title, out_dir):
+    """The figures' sections: Figures 1 and 2 (drawn with their tables) and Figure 3."""
     for name, what in ((PLOT_SYSTEMATICITY, "Figure 1 analogue: systematicity"),
                        (PLOT_SUBSTITUTIVITY, "Figure 2 analogue: substitutivity")):
         if name in plots:
@@ -193,81 +228,30 @@ def build_report(title: str, profile: str, results: list[dict], out_dir: Path) -
         md += [f"\n## Figure 3 analogue\n\n![overgeneralisation over training]({PLOT})\n",
                "Per data type: each idiom (thin) and the mean over idioms (thick), mean over "
                "seeds, whole-word keyword match."]
+
+
+def _bleu(md, report, signatures, results, paper):
+    """BLEU on Flores-101 devtest (OPUS models)."""
     bleu = defaultdict(list)
     bleu_sig = {}
     for r in results:
         if r.get("flores_bleu"):
             bleu[r["part"]].append(r["flores_bleu"]["score"])
             bleu_sig["flores_bleu"] = r["flores_bleu"]["signature"]
-    if bleu:
-        pb = paper.get("bleu_flores_devtest") or {}
-        rows = [[size, len(v), _bleu_cell(v),
-                 "–" if pb.get(size) is None else f"{pb[size]:.1f}"] for size, v in sorted(bleu.items())]
-        md += ["\n## BLEU on Flores-101 devtest (section 3.1)\n",
-               "sacreBLEU on detokenised output, beam 5. The paper's three scores are lost in "
-               "the rendering of our copy of the text (–).\n",
-               markdown_table(["size", "models", "ours", "paper"], rows)]
-        report["tables"]["bleu_flores_devtest"] = {k: v for k, v in bleu.items()}
-        signatures.update(bleu_sig)
-    md += ["\n## Metric signatures\n"] + [f"- `{s}`" for s in sorted(signatures.values())]
-    report["signatures"] = signatures
-    write_report(out_dir, report, md)
-    return ", ".join(["report.md", "report.json"] + plots)
+    if not bleu:
+        return
+    pb = paper.get("bleu_flores_devtest") or {}
+    rows = [[size, len(v), _bleu_cell(v),
+             "–" if pb.get(size) is None else f"{pb[size]:.1f}"] for size, v in sorted(bleu.items())]
+    md += ["\n## BLEU on Flores-101 devtest (section 3.1)\n",
+           "sacreBLEU on detokenised output, beam 5. The paper's three scores are lost in "
+           "the rendering of our copy of the text (–).\n",
+           markdown_table(["size", "models", "ours", "paper"], rows)]
+    report["tables"]["bleu_flores_devtest"] = {k: v for k, v in bleu.items()}
+    signatures.update(bleu_sig)
 
 
 def _bleu_cell(vals: list[float]) -> str:
     """BLEU over seeds with one decimal: ``27.3 ± 0.4``."""
     mean, std = mean_std(vals)
     return f"{mean:.1f}" + (f" ± {std:.1f}" if std is not None else "")
-
-
-def plot_overgeneralisation(og: dict, out: Path, title: str = "",
-                            units: dict | None = None) -> Path:
-    """Figure 3: per (size, data type) panel, each idiom and their mean over training;
-    ``units``: size -> "update" or "epoch" (the x axis)."""
-    plt = pyplot()
-    panels = sorted({(size, data) for size, data, _, match in og if match == "word"},
-                    key=lambda k: (k[0], DATA_ORDER.index(k[1]) if k[1] in DATA_ORDER else 9))
-    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(4 * max(1, len(panels)), 3.4),
-                             squeeze=False, sharey=True)
-    for ax, (size, data) in zip(axes[0], panels):
-        curves = []
-        for (s, d, idiom, match), v in sorted(og.items()):
-            if (s, d, match) != (size, data, "word") or not v["steps"]:
-                continue
-            ys = [st.fmean([row[i] for row in v["per_seed"].values() if row[i] is not None])
-                  for i in range(len(v["steps"]))]
-            ax.plot(v["steps"], ys, linewidth=1, alpha=0.6, label=idiom)
-            curves.append((v["steps"], ys))
-        if curves:
-            steps = curves[0][0]
-            mean = [st.fmean(c[1][i] for c in curves if len(c[1]) > i) for i in range(len(steps))]
-            ax.plot(steps, mean, color="black", linewidth=2.5, label="mean")
-        ax.set_title(f"{data} ({size})")
-        ax.set_xlabel(f"{(units or {}).get(size, 'update')}s")
-        ax.set_ylim(-0.02, 1.02)
-    axes[0][0].set_ylabel("overgeneralisation")
-    axes[0][-1].legend(fontsize=6, loc="upper right")
-    if title:
-        fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    return save(fig, out)
-
-
-def plot_points(groups: dict[str, list[float]], out: Path, title: str) -> Path:
-    """One column per group: its values as dots (templates or synonyms) and their mean as
-    a bar (Figures 1 and 2 of the paper show the same)."""
-    plt = pyplot()
-    labels = list(groups)
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.3 * len(labels)), 3.6))
-    for i, label in enumerate(labels):
-        vals = groups[label]
-        ax.bar(i, st.fmean(vals), color="#9ecae1", width=0.6)
-        ax.scatter([i] * len(vals), vals, s=12, color="#08519c", zorder=3)
-    ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels(labels, fontsize=7)
-    ax.set_ylim(0, 1.02)
-    ax.set_ylabel("consistency")
-    ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    return save(fig, out)

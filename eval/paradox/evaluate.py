@@ -1,0 +1,97 @@
+"""A trained model in the loop of the paradox tests: which checkpoints are tested, the
+translations of a test's inputs (stored, so that a resumed evaluation does not translate
+again), the consistency tests with the last model, overgeneralisation with every saved
+one, and sacreBLEU on Flores-101 devtest.
+
+OPUS models read and write Moses-tokenised BPE: their translator encodes inputs and
+decodes outputs (``raw/codec.json``, :class:`compsuite.data_prep.paradox.opus.Codec`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from .metrics import score_test
+
+CONSISTENCY_TESTS = ("np_vp", "s_conj_s", "substitutivity")
+
+
+def read_test(folder: Path, test: str) -> tuple[list[str], list[dict]]:
+    """A built test's inputs and samples (``<test>.en``, ``<test>.tsv``)."""
+    from compsuite.data_prep.paradox.testsets import read_samples
+
+    return read_samples(folder, test)
+
+
+def saved_checkpoints(backend, run_dir: Path, by_epoch: bool) -> list[tuple[int, Path]]:
+    """(step, checkpoint) of every model the training kept: the listed epochs' when it
+    kept epochs (``save_epochs``), else every ``--save-interval-updates``'s."""
+    return backend.epoch_checkpoints(run_dir) if by_epoch else backend.checkpoints(run_dir)
+
+
+def translator_loader(load: Callable, raw: Path) -> Callable:
+    """``load(checkpoint)`` -> a translator; wrapped in the corpus's codec when the data
+    folder has one (``raw/codec.json``: an OPUS corpus)."""
+    if not (raw / "codec.json").is_file():
+        return load
+    from compsuite.data_prep.paradox.opus import Codec, CodecTranslator
+
+    codec = Codec(raw)
+    return lambda checkpoint: CodecTranslator(load(checkpoint), codec)
+
+
+def translate_cached(translator, inputs: list[str], path: Path) -> list[str]:
+    """Translations of ``inputs`` (one batched call), stored in ``path`` so that a resumed
+    evaluation does not translate again."""
+    from compsuite.data_prep.common.io import read_lines, write_lines
+
+    if path.is_file():
+        hyps = read_lines(path, allow_empty=True)
+        if len(hyps) == len(inputs):
+            return hyps
+    hyps = translator.translate(list(inputs))
+    write_lines(path, hyps)
+    return hyps
+
+
+def flores_bleu(translator, folder: Path, out_dir: Path) -> dict:
+    """sacreBLEU of the model on Flores-101 devtest (plain text both sides)."""
+    import sacrebleu
+
+    from compsuite.data_prep.common.io import read_lines
+
+    sources, refs = read_lines(folder / "devtest.en"), read_lines(folder / "devtest.nl")
+    hyps = translate_cached(translator, sources, out_dir / "flores-devtest.nl")
+    bleu = sacrebleu.metrics.BLEU()
+    score = bleu.corpus_score(hyps, [refs])
+    return {"score": round(score.score, 2), "signature": str(bleu.get_signature()),
+            "n": len(hyps)}
+
+
+def consistency(translator, tests_dir: Path, out_dir: Path, synonym_forms: dict) -> dict:
+    """Each consistency test scored on the model's translations (``final-<test>.nl``)."""
+    out = {}
+    for test in CONSISTENCY_TESTS:
+        inputs, samples = read_test(tests_dir, test)
+        hyps = translate_cached(translator, inputs, out_dir / f"final-{test}.nl")
+        res = score_test(test, inputs, samples, hyps, synonym_forms=synonym_forms)
+        out[test] = {"summary": res["summary"], "cells": res["cells"],
+                     "signatures": res["signatures"]}
+    return out
+
+
+def overgeneralisation_by_step(load: Callable, checkpoints: list[tuple[int | None, Path]],
+                               tests_dir: Path, out_dir: Path, idiom_keywords: dict,
+                               unit: str) -> list[dict]:
+    """The overgeneralisation test scored with each checkpoint
+    (``step<S>-overgeneralisation.nl``); ``unit``: what a step counts (update, epoch)."""
+    inputs, samples = read_test(tests_dir, "overgeneralisation")
+    out = []
+    for step, ck in checkpoints:
+        hyps = translate_cached(load(str(ck)), inputs,
+                                out_dir / f"step{step}-overgeneralisation.nl")
+        res = score_test("overgeneralisation", inputs, samples, hyps,
+                         idiom_keywords=idiom_keywords)
+        out.append({"step": step, "unit": unit, "checkpoint": str(ck),
+                    "summary": res["summary"], "signatures": res["signatures"]})
+    return out
