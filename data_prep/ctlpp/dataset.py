@@ -11,12 +11,12 @@ symbols); ``<size>`` names every size that differs from the paper's
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from compsuite.data_prep.common.manifest import is_complete
-from compsuite.toolkits import Dataset, get_backend
+from compsuite.data_prep.common.writers import Written, write_with_toolkits
+from compsuite.toolkits import Dataset
 
 from .generate import GENERATOR, SPLITS, CTLConfig, generate
 
@@ -62,22 +62,9 @@ def build_dataset(data_root: Path, dataset: str, seed: int, sizes: dict,
     return data
 
 
-@dataclass
-class Written:
-    """What :func:`write_corpus` wrote: the raw folder, its manifest and the toolkit
-    folders (toolkit -> folder)."""
-    raw: Path
-    manifest: dict
-    formats: dict[str, Path] = field(default_factory=dict)
-
-
 def write_corpus(out: Path, cfg: CTLConfig, seed: int = 1, toolkits: Sequence[str] = (),
                  progress: bool = True) -> Written:
     """The corpus of ``cfg`` in ``out`` (in ``out/raw`` with ``toolkits``, each of which
     then writes its format beside it)."""
-    out = Path(out)
-    raw = out / "raw" if toolkits else out
-    written = Written(raw, generate(raw, cfg, seed=seed, progress=progress))
-    for tk in toolkits:
-        written.formats[tk] = get_backend(tk).write_data(Dataset(out, SPLITS))
-    return written
+    return write_with_toolkits(
+        out, lambda raw: generate(raw, cfg, seed=seed, progress=progress), toolkits, SPLITS)

@@ -12,14 +12,15 @@ the task model must draw its samples from the task's own training corpus.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from compsuite.data_prep.common.io import sha256_file
 from compsuite.data_prep.common.manifest import is_complete, read_manifest
+from compsuite.data_prep.common.writers import Written, write_with_toolkits
 from compsuite.errors import ConfigError
-from compsuite.toolkits import Dataset, get_backend
+from compsuite.toolkits import Dataset
 
 from . import CONFIGS
 from .generate import GENERATOR, GENERATOR_VERSION, generate
@@ -63,15 +64,6 @@ def check_same_corpus(test_raw: Path, task_raw: Path, test: str) -> None:
                               "model's training data")
 
 
-@dataclass
-class Written:
-    """What :func:`write_corpus` wrote: the raw folder, its manifest and the toolkit
-    folders (toolkit -> folder)."""
-    raw: Path
-    manifest: dict
-    formats: dict[str, Path] = field(default_factory=dict)
-
-
 def write_corpus(out: Path, config: str = "full", seed: int = 1, n_pairs: int | None = None,
                  test: str | None = None, options: Mapping[str, Any] | None = None,
                  toolkits: Sequence[str] = (), progress: bool = True) -> Written:
@@ -81,13 +73,9 @@ def write_corpus(out: Path, config: str = "full", seed: int = 1, n_pairs: int | 
     cfg = CONFIGS[config]
     if n_pairs:
         cfg = replace(cfg, n_pairs=n_pairs)
-    out = Path(out)
-    raw = out / "raw" if toolkits else out
-    if test:
-        m = TESTS[test](raw, cfg, seed=seed, **(options or {}))
-    else:
-        m = generate(raw, cfg, seed=seed, progress=progress)
-    written = Written(raw, m)
-    for tk in toolkits:
-        written.formats[tk] = get_backend(tk).write_data(Dataset(out))
-    return written
+
+    def write_raw(raw: Path) -> dict:
+        if test:
+            return TESTS[test](raw, cfg, seed=seed, **(options or {}))
+        return generate(raw, cfg, seed=seed, progress=progress)
+    return write_with_toolkits(out, write_raw, toolkits)
