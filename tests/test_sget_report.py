@@ -267,3 +267,13 @@ def test_default_mapping_from_pattern_table(tmp_path):
     assert md.startswith("# SGET test: quick profile\n")
     h = "## Table 10"
     assert row(md, h, first.label)[col(md, h, "Exact (%) ours")] == "25.0"
+
+
+def test_datasets_follow_the_results_order(tmp_path):
+    """report.json's datasets per part come in the results' order (they came from a
+    set, so their order changed with PYTHONHASHSEED)."""
+    rs = results(no_restrictions=True)
+    rep, _ = make_report("SGET test", "paper", rs, tmp_path, labels=LABELS, groups=GROUPS)
+    assert list(rep["datasets"]) == ["main", "no_concatenation", "no_restrictions"]
+    rep, _ = make_report("SGET test", "paper", rs[::-1], tmp_path, labels=LABELS, groups=GROUPS)
+    assert list(rep["datasets"]) == ["no_restrictions", "no_concatenation", "main"]

@@ -329,7 +329,7 @@ def _setup(title: str, profile: str, results: list[dict], labels: Mapping[str, s
     parts = {p: _by_model(results, key, p) for p in (MAIN, NO_RESTRICTIONS, NO_CONCATENATION)}
     datasets = {p: sorted({str(r.get("dataset_label") or r.get("dataset") or "?")
                            for r in results if _part(r) == p})
-                for p in {_part(r) for r in results}}
+                for p in dict.fromkeys(_part(r) for r in results)}   # results' order
     return _Setup(title, profile, results, paper, labels, groups, mapping_source, seen, pats,
                   models, key, parts, datasets)
 
