@@ -1,4 +1,4 @@
-"""The papers' numbers in eval/reports/paper_numbers/*.yaml are the papers' own: every
+"""The papers' numbers in eval/<study>/paper_numbers.yaml are the papers' own: every
 figure marked as read from a paper is found in that paper's text
 (../shared/papers, plain-text renderings), in the same line as its row's other figures.
 Skips, naming the path, when the papers are not there."""
