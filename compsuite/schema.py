@@ -7,7 +7,7 @@ raises a :class:`~compsuite.errors.ConfigError` that names the file and the key 
 the study.  Types it understands:
 
 * ``int``, ``float`` (an int is accepted), ``str``, ``bool``, ``Any``;
-* ``Literal["a", "b"]`` (one of these values), ``X | None``;
+* ``Literal["a", "b"]`` (one of these values), ``X | None`` (one type or none);
 * ``list[X]``, ``dict[str, X]``, ``dict[Literal[...], X]`` (keys checked too);
 * another dataclass (checked recursively);
 * ``Annotated[X, check, ...]``: after the type, each ``check(value, where)`` runs
@@ -126,9 +126,10 @@ def convert(tp: Any, value: Any, where: str) -> Any:
         options = [a for a in args if a is not type(None)]
         if value is None and len(options) < len(args):
             return None
-        if len(options) == 1:
-            return convert(options[0], value, where)
-        return _first_fit(options, value, where)
+        if len(options) != 1:
+            raise TypeError(f"compsuite.schema: unsupported type {tp!r} at {where} "
+                            "(one type, or one type | None)")
+        return convert(options[0], value, where)
     if origin is Literal:
         if value not in args:
             names = ", ".join(map(str, args))
@@ -169,18 +170,6 @@ def _scalar(tp: Any, value: Any, where: str) -> Any:
                 str: "a string"}[tp]
         raise ConfigError(f"{where}: {what}, not {value!r}")
     return value
-
-
-def _first_fit(options: list, value: Any, where: str) -> Any:
-    errors = []
-    for option in options:
-        try:
-            return convert(option, value, where)
-        except ConfigError as e:
-            errors.append(str(e))
-    raise ConfigError(errors[0] if len(errors) == 1 else
-                      f"{where}: none of the allowed forms fits {value!r} "
-                      f"({'; '.join(errors)})")
 
 
 def keys(schema: type) -> frozenset[str]:

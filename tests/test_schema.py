@@ -101,7 +101,14 @@ def test_top_level_keys_are_named_after_the_file():
         check(Top, {"rows": {"r1": {"variant": "bwo"}}}, "s.yaml")
 
 
+@dataclass
+class TwoTypes:
+    x: int | str = 1
+
+
 def test_an_unsupported_type_is_a_bug_not_a_user_error():
+    with pytest.raises(TypeError, match="unsupported type"):
+        check(TwoTypes, {"x": 2}, WHERE)
     @dataclass
     class Odd:
         x: complex = 1j
