@@ -1,5 +1,7 @@
 """The two toolkit writers, the checks before them, and manifests."""
+import os
 import shutil
+import stat
 
 import pytest
 
@@ -84,3 +86,28 @@ def test_fairseq_extra_evaluation_sets(small_corpus, tmp_path):
     m = write_fairseq(raw, tmp_path / "bin", splits=("train", "valid", "test", "twin"))
     assert m["fairseq_subsets"] == {"test": "test", "twin": "test1"}
     assert (tmp_path / "bin" / "test1.src-tgt.src.bin").is_file()
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_written_files_are_as_readable_as_the_umask_allows(tmp_path, mask, mode):
+    """Results and data written atomically get the mode an ordinary open would give
+    them (the temporary file is private only until it is complete)."""
+    from compsuite.data_prep.common.io import atomic_open, current_umask, write_text
+    from compsuite.engine import stored
+    from compsuite.eval.reports.tables import write_report
+
+    old = os.umask(mask)
+    try:
+        assert current_umask() == mask
+        write_lines(tmp_path / "data.txt", ["a", "b"])
+        write_text(tmp_path / "t.txt", "x")
+        with atomic_open(tmp_path / "b.bin", "wb") as fh:
+            fh.write(b"\x00")
+        stored(tmp_path / "u" / "result.json", lambda: {"a": 1})
+        written = write_report(tmp_path / "results", {"x": 1}, ["# T"])
+    finally:
+        os.umask(old)
+    files = [tmp_path / "data.txt", tmp_path / "t.txt", tmp_path / "b.bin",
+             tmp_path / "u" / "result.json", *written]
+    assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files} == {
+        f.name: mode for f in files}

@@ -19,11 +19,28 @@ class DataError(UserError, ValueError):
     """Bad input data; the message names the file and, where known, the line."""
 
 
+def current_umask() -> int:
+    """The process's file-creation mask, read without changing it (Linux reports it in
+    /proc; elsewhere it is set and restored at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8"):
     """Write to a temporary file beside ``path`` and move it into place on success.
 
-    A crash or interrupt leaves the old file (or none), never a half-written one.
+    A crash or interrupt leaves the old file (or none), never a half-written one.  The
+    file gets the mode an ordinary ``open`` would give it (0644 under umask 022; the
+    temporary file is private until it is complete).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -31,6 +48,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as fh:
             yield fh
+            os.fchmod(fh.fileno(), 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
