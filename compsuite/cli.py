@@ -12,16 +12,19 @@ subcommands (``compsuite/studies/<study>.py``), so nothing here names a study.
 
 Errors of the user's making (a missing file, a mismatched line count, a malformed
 config, an unknown name) print one line naming what is at fault; anything else is a
-bug and keeps its traceback.
+bug and keeps its traceback.  Ctrl-C or SIGTERM stops the toolkit processes the command
+started and prints one line saying how to resume (exit 130 or 143).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
 from compsuite.errors import UserError
+from compsuite.processes import Stopped, handlers
 
 
 def _fail(msg: str, code: int = 1) -> int:
@@ -257,15 +260,30 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def stopped_message(e: Stopped, argv: list[str]) -> str:
+    """One line: what stopped the command, which toolkit processes it ended, and how to
+    go on (``run`` resumes: finished units are kept; a cut-short step is redone)."""
+    ended = f"ended {', '.join(e.stopped)}; " if e.stopped else ""
+    again = shlex.join(["compsuite", *argv])
+    if argv[:1] == ["run"]:
+        return (f"stopped by {e}: {ended}finished units are kept; resume with: {again}")
+    return f"stopped by {e}: {ended}run it again with: {again}"
+
+
 def main(argv: list[str] | None = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-        return args.func(args)
-    except BrokenPipeError:  # e.g. piped into `head`
-        sys.stderr.close()
-        return 0
-    except UserError as e:
-        return _fail(str(e))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    with handlers():
+        try:
+            args = build_parser().parse_args(argv)
+            return args.func(args)
+        except BrokenPipeError:  # e.g. piped into `head`
+            sys.stderr.close()
+            return 0
+        except UserError as e:
+            return _fail(str(e))
+        except Stopped as e:
+            print(f"\ncompsuite: {stopped_message(e, argv)}", file=sys.stderr, flush=True)
+            return e.exit_code
 
 
 if __name__ == "__main__":

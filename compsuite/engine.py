@@ -12,7 +12,8 @@ A study (``compsuite/studies/<study>.py``) plans its units of work; the engine
    the model of the unit it evaluates, then let the study evaluate it;
 4. stores each result with one provenance record (seed, git revision, config version,
    data checksum, checkpoint) atomically in ``result.json``: a unit whose result is
-   stored is skipped, so an interrupted run resumes;
+   stored is skipped, so an interrupted run resumes (a stopped run stores nothing
+   more: :mod:`compsuite.processes`);
 5. collects the stored results for the study's report.
 
 Layout::
@@ -35,6 +36,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from compsuite.data_prep.common.io import atomic_open
 from compsuite.errors import ConfigError
+from compsuite.locks import folder_lock
+from compsuite.processes import check_stop
 from compsuite.registry import ROOT, Profile, Run, near, positive_int
 from compsuite.toolkits import Backend, Dataset, get_backend
 
@@ -135,6 +138,7 @@ def stored(result_file: Path, compute: Callable[[], dict]) -> dict:
     computed, written atomically and read back (one form: what is on disk)."""
     if not result_file.is_file():
         result = compute()
+        check_stop()  # a step that ended because the suite is stopping is not a result
         with atomic_open(result_file) as fh:
             json.dump(result, fh, indent=2)
     return json.loads(result_file.read_text())
@@ -149,9 +153,13 @@ def execute_parallel(tasks: list[Callable[[int | None], Any]], jobs: int) -> lis
     from concurrent.futures import ThreadPoolExecutor
 
     threads = max(1, (os.cpu_count() or 1) // jobs)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
         futures = [pool.submit(t, threads) for t in tasks]
         return [f.result() for f in futures]
+    finally:
+        # on an error or a stop, the tasks not started yet never start
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class Engine:
@@ -207,7 +215,13 @@ class Engine:
     # ------------------------------------------------------------------ running
     def run(self, units: list[Unit]) -> list[dict]:
         """Prepare every unit's data, then execute the units; returns their results
-        in plan order."""
+        in plan order.  The profile's runs folder and the study's data folder are
+        locked meanwhile (one run per folder: :mod:`compsuite.locks`)."""
+        with folder_lock(self.runs_dir, "runs"), \
+                folder_lock(self.data_root / self.study.name, "data"):
+            return self._run(units)
+
+    def _run(self, units: list[Unit]) -> list[dict]:
         start = time.time()
         self.prepare(units)
         waves: dict[str, int] = {}
@@ -263,6 +277,7 @@ class Engine:
                 get_backend(tk).before_threads()
 
     def _execute_counted(self, unit: Unit, counter, total: int, threads: int | None) -> dict:
+        check_stop()
         n = next(counter)
         if self.show and not (self.runs_dir / unit.path / "result.json").is_file():
             print(f"[{n}/{total}] {unit.part}: {unit.path}", file=sys.stderr, flush=True)

@@ -28,6 +28,7 @@ from typing import Any
 
 from compsuite.data_prep.common.io import atomic_open, write_text
 from compsuite.errors import ConfigError, ToolkitError
+from compsuite.processes import child, run
 
 
 @dataclass
@@ -203,21 +204,19 @@ def run_with_progress(cmd: list[str], log: Path, desc: str, total: int | None,
     log.parent.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=total, desc=desc, unit="step", disable=not show, leave=True)
     # line-buffered: the log on disk follows the training (a user may tail it)
-    with open(log, "a", encoding="utf-8", buffering=1) as fh:
+    with bar, open(log, "a", encoding="utf-8", buffering=1) as fh:
         fh.write(f"# {' '.join(cmd)}\n")
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, bufsize=1,
-                                env={**os.environ, **env} if env else None)
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            fh.write(line)
-            m = rx.search(line)
-            if m:
-                step = int(m.group(1))
-                if step > bar.n:
-                    bar.update(step - bar.n)
-        rc = proc.wait()
-    bar.close()
+        with child(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                   bufsize=1, env={**os.environ, **env} if env else None) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                fh.write(line)
+                m = rx.search(line)
+                if m:
+                    step = int(m.group(1))
+                    if step > bar.n:
+                        bar.update(step - bar.n)
+            rc = proc.wait()
     if rc != 0:
         tail = "".join(log.read_text(encoding="utf-8", errors="replace").splitlines(True)[-20:])
         raise ToolkitError(f"{desc}: '{Path(cmd[0]).name}' failed (exit {rc}); log {log}:\n{tail}")
@@ -226,8 +225,7 @@ def run_with_progress(cmd: list[str], log: Path, desc: str, total: int | None,
 def run_to_file(cmd: list[str], out: Path, log: Path) -> None:
     """Run ``cmd`` with stdout into ``out`` (atomically) and stderr into ``log``."""
     with atomic_open(out) as fh, open(log, "w", encoding="utf-8") as err:
-        proc = subprocess.run(cmd, stdout=fh, stderr=err, text=True)
-        if proc.returncode != 0:
-            raise ToolkitError(f"'{Path(cmd[0]).name}' failed (exit {proc.returncode}); "
-                               f"see {log}")
+        rc = run(cmd, stdout=fh, stderr=err, text=True)
+        if rc != 0:
+            raise ToolkitError(f"'{Path(cmd[0]).name}' failed (exit {rc}); see {log}")
 

@@ -22,6 +22,7 @@ and documented by the study that uses ``save_epochs``).
 """
 from __future__ import annotations
 
+import os
 import shlex
 import time
 from pathlib import Path
@@ -30,6 +31,7 @@ from compsuite.data_prep.common.io import atomic_open
 from compsuite.data_prep.common.writers import (fairseq_subsets, toolkit_command, write_fairseq,
                                                 write_fairseq_pairs)
 from compsuite.errors import ConfigError, ToolkitError
+from compsuite.processes import set_aside_incomplete
 from compsuite.registry import ROOT
 
 from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
@@ -105,6 +107,7 @@ class FairseqBackend(Backend):
         if done is not None:
             return done
         epochs = save_epochs(args.pop("save_epochs", None), run.name)
+        set_aside_cut_short(run_dir / "checkpoints")
         start = time.time()
         for stop in epochs or [None]:
             seg = dict(args)
@@ -177,6 +180,20 @@ class FairseqBackend(Backend):
 
             return FairseqClassifier(checkpoint, folder, batch)
         raise self._unsupported(kind)
+
+
+def set_aside_cut_short(folder: Path) -> None:
+    """Before fairseq resumes from ``folder``: set aside each checkpoint a kill cut
+    short (fairseq writes one checkpoint atomically, then copies it to the others, e.g.
+    ``checkpoint_last.pt``).  Without a whole ``checkpoint_best.pt`` the best model is
+    lost, so ``checkpoint_last.pt`` goes too and the training starts again."""
+    if not folder.is_dir():
+        return
+    bad = set_aside_incomplete(sorted(folder.glob("checkpoint*.pt")))
+    if any(p.name == "checkpoint_best.pt" for p in bad):
+        last = folder / "checkpoint_last.pt"
+        if last.is_file():
+            os.replace(last, last.with_name(last.name + ".incomplete"))
 
 
 def save_epochs(value, run: str) -> list[int] | None:

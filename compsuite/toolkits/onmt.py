@@ -24,6 +24,7 @@ import yaml
 from compsuite.data_prep.common.io import atomic_open
 from compsuite.data_prep.common.writers import run_logged, toolkit_command, write_onmt
 from compsuite.errors import ConfigError, ToolkitError
+from compsuite.processes import set_aside_incomplete
 from compsuite.registry import ROOT, load_mapping
 
 from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
@@ -98,6 +99,7 @@ class OnmtBackend(Backend):
         done = begin_run(run_dir, h)
         if done is not None:
             return done
+        set_aside_incomplete(checkpoints(run_dir))  # a kill may cut the last save short
         existing = checkpoints(run_dir)
         final = dict(cfg)
         if existing:  # resume an interrupted run

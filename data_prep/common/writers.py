@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from compsuite.errors import ToolkitError
+from compsuite.processes import run
 
 from .io import DataError, atomic_open, iter_lines
 from .manifest import is_complete, write_manifest
@@ -42,10 +43,10 @@ def run_logged(cmd: Sequence[str], log: Path, what: str, cwd: Path | None = None
     """Run a toolkit command, its output into ``log``; on failure show the log's tail."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w", encoding="utf-8") as fh:
-        proc = subprocess.run(list(cmd), stdout=fh, stderr=subprocess.STDOUT, cwd=cwd)
-    if proc.returncode != 0:
+        rc = run(list(cmd), stdout=fh, stderr=subprocess.STDOUT, cwd=cwd)
+    if rc != 0:
         tail = "".join(log.read_text(encoding="utf-8", errors="replace").splitlines(True)[-15:])
-        raise ToolkitError(f"{what} failed (exit {proc.returncode}); log {log}:\n{tail}")
+        raise ToolkitError(f"{what} failed (exit {rc}); log {log}:\n{tail}")
 
 
 def vocabulary(path: Path) -> set[str]:

@@ -1,0 +1,83 @@
+"""One process per folder: a lock beside each folder a run writes.
+
+``folder_lock(DATA/ctlpp)`` holds ``DATA/.ctlpp.lock`` (an exclusive ``flock`` plus the
+holder's PID and command) while the block runs.  A second process that wants the folder
+is refused with an error naming the PID that holds it.  The operating system releases
+the lock when its holder dies however it dies, so a lock file whose PID is gone is
+stale: the next process takes it over and says so.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sys
+from pathlib import Path
+from typing import Iterator
+
+from compsuite.errors import UserError
+
+
+class FolderBusy(UserError, RuntimeError):
+    """Another process holds the folder's lock."""
+
+
+def lock_path(folder: Path) -> Path:
+    folder = Path(folder).absolute()
+    return folder.with_name(f".{folder.name}.lock")
+
+
+def _holder(text: str) -> tuple[int | None, str]:
+    pid, _, cmd = text.partition("\n")
+    try:
+        return int(pid), cmd.strip()
+    except ValueError:
+        return None, ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+
+
+def _read(fd: int) -> str:
+    os.lseek(fd, 0, os.SEEK_SET)
+    return os.read(fd, 4096).decode("utf-8", "replace")
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike, what: str = "run",
+                note=lambda msg: print(msg, file=sys.stderr)) -> Iterator[Path]:
+    """Hold ``folder``'s lock for the block (see the module docstring); ``what`` says
+    what the folder is for in the messages, ``note`` gets the take-over message."""
+    path = lock_path(Path(folder))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid, cmd = _holder(_read(fd))
+            who = f"PID {pid}" + (f" ({cmd})" if cmd else "") if pid else "another process"
+            raise FolderBusy(f"{folder}: the {what} folder is in use by {who}; wait for it "
+                             f"to finish, or stop it (kill {pid or '<pid>'}) and start again "
+                             f"(lock {path})") from None
+        pid, cmd = _holder(_read(fd))
+        if pid is not None and pid != os.getpid():
+            state = "no longer running" if not _alive(pid) else "no longer holding it"
+            note(f"compsuite: note: taking over the lock of {folder} left by PID {pid} "
+                 f"({state})")
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"{os.getpid()}\ncompsuite {' '.join(sys.argv[1:])}\n".encode())
+        try:
+            yield path
+        finally:
+            os.ftruncate(fd, 0)   # released in order: nothing for the next one to take over
+    finally:
+        os.close(fd)   # closing releases the flock
