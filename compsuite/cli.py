@@ -260,6 +260,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _output_lock(args):
+    """A ``data`` command holds the lock of the folder it writes (``--out``: one
+    process per folder, as a run holds its runs and data folders)."""
+    import contextlib
+
+    from compsuite.locks import folder_lock
+
+    if args.command == "data" and getattr(args, "out", None):
+        return folder_lock(args.out, "data")
+    return contextlib.nullcontext()
+
+
 def stopped_message(e: Stopped, argv: list[str]) -> str:
     """One line: what stopped the command, which toolkit processes it ended, and how to
     go on (``run`` resumes: finished units are kept; a cut-short step is redone)."""
@@ -275,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     with handlers():
         try:
             args = build_parser().parse_args(argv)
-            return args.func(args)
+            with _output_lock(args):
+                return args.func(args)
         except BrokenPipeError:  # e.g. piped into `head`
             sys.stderr.close()
             return 0

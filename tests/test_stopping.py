@@ -147,7 +147,7 @@ def test_a_stopped_tiny_run_leaves_nothing_running_and_resumes_to_the_same_numbe
 LOCKER = textwrap.dedent("""
     import sys, time
     from compsuite.locks import folder_lock
-    with folder_lock(sys.argv[1]):
+    with folder_lock(sys.argv[1]), folder_lock(sys.argv[2]):
         print("locked", flush=True)
         time.sleep(60)
 """)
@@ -157,8 +157,9 @@ def test_one_process_per_folder_and_the_second_is_told_who_holds_it(tmp_path, ca
     from compsuite.cli import main
 
     runs = tmp_path / "runs"
-    holder = subprocess.Popen([sys.executable, "-c", LOCKER, str(runs / "ctlpp" / "tiny")],
-                              stdout=subprocess.PIPE, text=True)
+    gen = tmp_path / "generated"
+    holder = subprocess.Popen([sys.executable, "-c", LOCKER, str(runs / "ctlpp" / "tiny"),
+                               str(gen)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline() == "locked\n"
         with pytest.raises(FolderBusy, match=rf"in use by PID {holder.pid} \(compsuite "):
@@ -169,6 +170,10 @@ def test_one_process_per_folder_and_the_second_is_told_who_holds_it(tmp_path, ca
         err = capsys.readouterr().err
         assert rc == 1 and f"the runs folder is in use by PID {holder.pid}" in err
         assert not (tmp_path / "D" / "ctlpp").exists()   # refused before any work
+        # a data command holds the folder it writes
+        assert main(["data", "ctlpp", "generate", "--variant", "A", "--out", str(gen)]) == 1
+        assert f"{gen}: the data folder is in use by PID {holder.pid}" in capsys.readouterr().err
+        assert not gen.exists()
     finally:
         holder.kill()
         holder.wait()
