@@ -103,3 +103,25 @@ def test_fairseq_generate_output_is_resorted(tmp_path):
 def test_fairseq_generate_errors(tmp_path, text, msg):
     with pytest.raises(DataError, match=msg):
         read_fairseq_generate(write(tmp_path / "gen.txt", text))
+
+
+def test_ctlpp_outputs_of_any_system_scored_by_composition_length(tmp_path, capsys):
+    """`compsuite eval accuracy --breakdown ctlpp`: CTL++ predictions from a file, by
+    the number of functions composed (the run's `by_length`)."""
+    import json
+
+    from compsuite.cli import main
+    from compsuite.eval.ctlpp.analyses import accuracy_by_length
+
+    src = ["q j 4", "B F 0", "C n y F b b 6", "a 1"]
+    ref, hyp = ["5", "6", "0", "2"], ["5", "7", "0", "3"]
+    for name, lines in (("src", src), ("ref", ref), ("hyp", hyp)):
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+    rc = main(["eval", "accuracy", "--hyp", str(tmp_path / "hyp"), "--ref", str(tmp_path / "ref"),
+               "--src", str(tmp_path / "src"), "--breakdown", "ctlpp", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["accuracy"] == 0.5
+    by = {str(k): (v["accuracy"], v["n"]) for k, v in out["breakdown"]["length"].items()}
+    assert by == {"1": (0.0, 1), "2": (0.5, 2), "6": (1.0, 1)}
+    assert {k: (v["accuracy"], v["n"]) for k, v in
+            accuracy_by_length(src, hyp, ref)["by_length"].items()} == by

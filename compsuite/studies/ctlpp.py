@@ -29,6 +29,7 @@ from typing import Annotated
 
 from compsuite.data_prep.ctlpp import CTLConfig
 from compsuite.data_prep.ctlpp.dataset import PLAN_FIELDS, VARIANT_NAMES, s_cell
+import compsuite.eval.ctlpp.analyses  # noqa: F401  (registers the 'ctlpp' breakdown)
 from compsuite.engine import Context, Unit
 from compsuite.errors import ConfigError
 from compsuite.registry import Profile, near

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from compsuite.eval.metrics.accuracy import accuracy_by, sequence_accuracy
+from compsuite.registry import breakdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from compsuite.engine import Context
@@ -38,11 +39,18 @@ def evaluate(ctx: "Context") -> dict:
     return out
 
 
+@breakdown("ctlpp")
+def composition_length(source: str) -> dict:
+    """The number of functions an input composes (its tokens but the symbol): what
+    ``compsuite eval accuracy --breakdown ctlpp`` groups any system's outputs by."""
+    return {"length": len(source.split()) - 1}
+
+
 def accuracy_by_length(inputs: Sequence[str], predictions: Sequence[str],
                        targets: Sequence[str]) -> dict:
     """Accuracy overall and per number of composed functions."""
     res = sequence_accuracy(predictions, targets).as_dict()
-    lengths = [len(s.split()) - 1 for s in inputs]
+    lengths = [composition_length(s)["length"] for s in inputs]
     res["by_length"] = {str(k): v for k, v in accuracy_by(predictions, targets, lengths).items()}
     return res
 
