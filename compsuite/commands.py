@@ -9,6 +9,33 @@ from pathlib import Path
 from typing import Any, Sequence
 
 
+def positive_int(text: str) -> int:
+    """An argparse ``type`` for sizes and counts: an integer above zero (0 and negative
+    numbers are errors, never "the default")."""
+    return number(int, text, lambda v: v > 0, "a positive integer")
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse ``type``: an integer of zero or more."""
+    return number(int, text, lambda v: v >= 0, "an integer of 0 or more")
+
+
+def positive_float(text: str) -> float:
+    """An argparse ``type`` for rates and scales: a number above zero."""
+    return number(float, text, lambda v: v > 0, "a positive number")
+
+
+def number(kind: type, text: str, fits, what: str):
+    """``kind(text)`` if it ``fits``, else argparse's error saying ``what`` was expected."""
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, not {text!r}") from None
+    if not fits(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, not {text}")
+    return value
+
+
 def model_arguments(p: argparse.ArgumentParser, folder: bool = False) -> None:
     """The options of every model-in-the-loop command (translator/classifier protocols)."""
     if folder:
@@ -16,7 +43,7 @@ def model_arguments(p: argparse.ArgumentParser, folder: bool = False) -> None:
     else:
         p.add_argument("--checkpoint", required=True, help="a fairseq or OpenNMT-py checkpoint")
     p.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=positive_int, default=256)
 
 
 def write_json(path: str | Path, obj: Any) -> None:

@@ -165,6 +165,10 @@ def load_mapping(path: str | Path, what: str = "a mapping at the top level") -> 
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
+    except UnicodeDecodeError:
+        from compsuite.data_prep.common.io import not_utf8
+
+        raise ConfigError(str(not_utf8(path) or f"{path}: not valid UTF-8")) from None
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: malformed YAML: {e}") from None
     if not isinstance(raw, dict):
@@ -275,7 +279,7 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
                                              list(prof_runs), jobs, options, dict(generation)))
     return StudySpec(name, raw.get("title", name), raw.get("paper", ""),
                      int(raw.get("config_version", 1)),
-                     raw.get("module") or f"compsuite.studies.{name}", archs, runs, profiles,
+                     module_of(raw, path), archs, runs, profiles,
                      dict(raw.get("generation") or {}), path, raw, bool(raw.get("run_all", True)))
 
 
@@ -297,16 +301,32 @@ def studies() -> Registry[Path]:
     return reg
 
 
-def study_class(module: str) -> type["Study"]:
-    """The study class a module exports as ``STUDY``."""
+def module_of(raw: dict, path: Path) -> str:
+    """The module a study file names (``module:``), by default
+    ``compsuite.studies.<study>``."""
+    return raw.get("module") or f"compsuite.studies.{raw.get('study') or path.stem}"
+
+
+def study_class(module: str, source: Path | None = None) -> type["Study"]:
+    """The study class a module exports as ``STUDY`` (``source``: the study file that
+    names the module, for the error when it is not found)."""
     from compsuite.studies.base import Study
 
     try:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as e:
-        if e.name and module.startswith(e.name):
+        if not (e.name and module.startswith(e.name)):
+            raise
+        if source is None:
             raise ConfigError(f"study module '{module}' not found") from None
-        raise
+        if "module" in read_yaml(source):
+            raise ConfigError(f"{source}: study module '{module}' not found (module: must "
+                              "name an importable module; is its folder on PYTHONPATH?)"
+                              ) from None
+        raise ConfigError(f"{source}: study module '{module}' not found; a study file names "
+                          "its module with 'module:' (without it, compsuite.studies.<study> is "
+                          "used): add 'module: <the module that exports STUDY>' to "
+                          f"{Path(source).name}") from None
     cls = getattr(mod, "STUDY", None)
     if not (isinstance(cls, type) and issubclass(cls, Study)):
         raise ConfigError(f"study module '{module}' defines no STUDY (a compsuite.studies."
@@ -318,8 +338,7 @@ def load_study(path: str | Path) -> "Study":
     """Read, check and instantiate the study in ``path``."""
     path = Path(path)
     raw = read_yaml(path)
-    module = raw.get("module") or f"compsuite.studies.{raw.get('study', path.stem)}"
-    cls = study_class(module)
+    cls = study_class(module_of(raw, path), path)
     study = cls(parse_spec(raw, path, cls.study_keys, cls.profile_keys))
     study.validate()
     return study
@@ -330,14 +349,14 @@ def get_study(name: str) -> "Study":
 
 
 def study_module(name: str) -> str:
-    raw = read_yaml(studies().get(name))
-    return raw.get("module") or f"compsuite.studies.{name}"
+    path = studies().get(name)
+    return module_of(read_yaml(path), path)
 
 
 def load_plugins() -> dict[str, type["Study"]]:
     """Import every study's module (so that its evaluations and breakdowns register);
     returns name -> class."""
-    return {name: study_class(study_module(name)) for name in studies()}
+    return {name: study_class(study_module(name), path) for name, path in studies().items()}
 
 
 def default_studies() -> list[str]:

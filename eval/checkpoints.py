@@ -8,16 +8,18 @@ to warnings, and lets torch>=2.6 read the toolkit's checkpoints (see
 """
 from __future__ import annotations
 
-import logging
+import re
 from pathlib import Path
 
 from compsuite.data_prep.common.io import DataError
 
 
 def quiet(*loggers: str) -> None:
-    """In-process inference logs every batch at INFO; keep the toolkits to warnings."""
-    for name in loggers:
-        logging.getLogger(name).setLevel(logging.WARNING)
+    """In-process inference logs every batch at INFO; keep the toolkits to warnings
+    (:func:`compsuite.toolkit_noise.quiet_loggers`)."""
+    from compsuite.toolkit_noise import quiet_loggers
+
+    quiet_loggers(*loggers)
 
 
 def existing(checkpoint: str | Path) -> Path:
@@ -25,6 +27,27 @@ def existing(checkpoint: str | Path) -> Path:
     if not checkpoint.is_file():
         raise DataError(f"checkpoint {checkpoint} not found")
     return checkpoint
+
+
+EXPECTED = ("expected a fairseq or OpenNMT-py checkpoint, the .pt file training writes "
+            "(e.g. checkpoints/checkpoint_best.pt)")
+
+
+def unreadable(path: str | Path, error: Exception) -> DataError:
+    """The error for a file torch cannot load as a checkpoint: what file was expected
+    and why this one is not it (torch's own advice to turn ``weights_only`` off is left
+    out: a toolkit checkpoint never needs it, see compsuite/torch_compat.py)."""
+    text = str(error)
+    found = re.search(r"GLOBAL ([\w.]+)", text)
+    if found:
+        why = f"it holds a {found.group(1)}, which no toolkit checkpoint holds"
+    elif "Weights only load failed" in text or "PytorchStreamReader" in text or isinstance(
+            error, (KeyError, EOFError)) or type(error) is OSError:
+        why = "torch cannot read it: not a file torch wrote, or a truncated one"
+    else:
+        why = f"torch cannot read it: {type(error).__name__}: " + (
+            text.splitlines()[0] if text else "unreadable")
+    return DataError(f"{path}: not a checkpoint ({why}); {EXPECTED}")
 
 
 def checkpoint_toolkit(path: str | Path) -> str:
@@ -39,13 +62,12 @@ def checkpoint_toolkit(path: str | Path) -> str:
     except DataError:
         raise
     except Exception as e:  # a text file, a truncated download, a foreign pickle
-        raise DataError(f"{path}: not a loadable torch checkpoint ({type(e).__name__}: "
-                        f"{str(e).splitlines()[0] if str(e) else 'unreadable'})") from None
+        raise unreadable(path, e) from None
     if isinstance(state, dict) and "cfg" in state and "model" in state:
         return "fairseq"
     if isinstance(state, dict) and "opt" in state and "vocab" in state:
         return "onmt"
-    raise DataError(f"{path}: neither a fairseq nor an OpenNMT-py checkpoint")
+    raise DataError(f"{path}: neither a fairseq nor an OpenNMT-py checkpoint; {EXPECTED}")
 
 
 def load_model(checkpoint: str | Path, data: str | Path | None = None,
@@ -69,6 +91,9 @@ def load_fairseq(checkpoint: str | Path, data: str | Path, **overrides):
     dictionaries)."""
     from argparse import Namespace
 
+    from compsuite.toolkit_noise import import_toolkit
+
+    import_toolkit("fairseq")    # first: fairseq's import-time noise kept off the terminal
     from fairseq import checkpoint_utils, utils
 
     from compsuite.registry import ROOT
@@ -80,5 +105,39 @@ def load_fairseq(checkpoint: str | Path, data: str | Path, **overrides):
     checkpoint = existing(checkpoint)
     if not Path(data).is_dir():
         raise DataError(f"{data}: no such fairseq data folder (the checkpoint's dictionaries)")
-    return checkpoint_utils.load_model_ensemble_and_task(
-        [str(checkpoint)], arg_overrides={"data": str(Path(data).resolve()), **overrides})
+    try:
+        return checkpoint_utils.load_model_ensemble_and_task(
+            [str(checkpoint)], arg_overrides={"data": str(Path(data).resolve()), **overrides})
+    except RuntimeError as e:
+        sizes = size_mismatches(str(e))
+        if not sizes:
+            raise
+        raise DataError(f"checkpoint {checkpoint} does not fit the data folder {data}: the "
+                        f"dictionary sizes differ ({sizes}); use the fairseq-bin folder the "
+                        "checkpoint was trained on") from None
+    except FileNotFoundError as e:
+        if not e.filename or Path(e.filename).parent.resolve() != Path(data).resolve():
+            raise
+        raise DataError(f"{data}: no {Path(e.filename).name}, a dictionary checkpoint "
+                        f"{checkpoint} needs (is it the fairseq-bin folder the checkpoint was "
+                        "trained on?)") from None
+    except Exception as e:  # fairseq raises a bare Exception for a folder without splits
+        if "Could not infer language pair" not in str(e):
+            raise
+        raise DataError(f"{data}: not a fairseq-bin folder (no binarised splits such as "
+                        "train.<src>-<tgt>.<src>.idx to read the language pair from); use the "
+                        f"folder fairseq-preprocess wrote for checkpoint {checkpoint}") from None
+
+
+def size_mismatches(message: str, most: int = 3) -> str:
+    """'name: AxB in the checkpoint, CxB with the data's dictionaries; ...' from torch's
+    ``load_state_dict`` error, or '' when it reports no size mismatch."""
+    found = re.findall(r"size mismatch for ([\w.]+): copying a param with shape "
+                       r"torch\.Size\(\[([\d, ]*)\]\) from checkpoint, the shape in current "
+                       r"model is torch\.Size\(\[([\d, ]*)\]\)", message)
+    shape = lambda dims: "x".join(d.strip() for d in dims.split(","))  # noqa: E731
+    parts = [f"{name}: {shape(ck)} in the checkpoint, {shape(now)} with the data's "
+             "dictionaries" for name, ck, now in found[:most]]
+    if len(found) > most:
+        parts.append(f"and {len(found) - most} more")
+    return "; ".join(parts)

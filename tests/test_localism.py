@@ -113,7 +113,8 @@ def test_not_a_checkpoint_is_a_clear_error(tmp_path):
     r = subprocess.run([sys.executable, "-m", "compsuite.cli", "eval", "pcfgset", "localism", "--checkpoint",
                         str(tmp_path / "model.pt"), "--unrolled", str(tmp_path / "u.tsv")],
                        capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 1 and "not a loadable torch checkpoint" in r.stderr
+    assert r.returncode == 1 and "model.pt: not a checkpoint" in r.stderr
+    assert "expected a fairseq or OpenNMT-py checkpoint" in r.stderr
     assert "Traceback" not in r.stderr
 
 

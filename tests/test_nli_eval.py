@@ -36,9 +36,12 @@ def test_any_systems_file(tmp_path):
     f.write_text("p1\tentailment\np2\tC\n\np3\tNeutral\n")
     preds = nli.read_predictions(f)
     assert preds == {"p1": "entailment", "p2": "contradiction", "p3": "neutral"}
-    assert nli.align(["p3", "p1"], preds) == ["neutral", "entailment"]
-    with pytest.raises(DataError, match=r"no prediction for 2 of 3 pairs \(first: p4, p5\)"):
-        nli.align(["p1", "p4", "p5"], preds, "preds.tsv")
+    assert nli.align(["p3", "p1", "p2"], preds) == ["neutral", "entailment", "contradiction"]
+    with pytest.raises(DataError, match=r"no prediction for 2 of 5 pairs \(first: p4, p5\)"):
+        nli.align(["p1", "p2", "p3", "p4", "p5"], preds, "preds.tsv")
+    # a prediction for a pair that is not in the set is an error naming its line
+    with pytest.raises(DataError, match=r"^preds\.tsv:2: pair 'p2' is not among the 2 pairs"):
+        nli.align(["p3", "p1"], preds, "preds.tsv")
     for text, msg in [("p1\tentailment\np1\tneutral\n", r"preds\.tsv:2: pair 'p1' predicted twice"),
                       ("p1 entailment\n", r"preds\.tsv:1: expected 'pairID<TAB>label'"),
                       ("p1\tyes\n", r"preds\.tsv:1: unknown label 'yes'"),

@@ -5,6 +5,7 @@ identity with the naive one, the reference cache; and on released development
 sentences (skipped, naming the path, when ``../shared/reference`` is absent)."""
 import functools
 import json
+import re
 
 import pytest
 
@@ -193,6 +194,21 @@ def test_partial_result_and_cache(partial_results):
     assert by["subj_to_obj_common"] == {"score": 50.0, "n": 6, "correct": 3}
     with pytest.raises(ValueError, match="1 references for 2 hypotheses"):
         sp.partial_match(["a", "b"], ["a"], ["x", "y"], [None, None])
+
+
+def test_partial_shows_its_passes_only_when_asked(partial_results, capsys):
+    """A bar on stderr over each pass (token checks, references and hypotheses parsed)
+    with ``show``; the same decisions, and nothing on stderr, without."""
+    hyps, refs, pats, tgts, _ = zip(*CASES)
+    capsys.readouterr()
+    quiet = sp.partial_match(hyps, refs, pats, tgts)
+    assert capsys.readouterr().err == ""
+    shown = sp.partial_match(hyps, refs, pats, tgts, show=True)
+    err = capsys.readouterr().err
+    assert shown.matches == quiet.matches == partial_results[1].matches
+    for what in ("token checks", "parse references", "parse hypotheses"):
+        done = re.findall(rf"partial match: {what}: +\d+%\|[^|]*\| (\d+)/(\d+)", err)
+        assert done and done[-1][0] == done[-1][1], (what, done)   # each bar reaches its total
 
 
 def test_japanese_targets_from_the_lexicon():

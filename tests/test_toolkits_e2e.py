@@ -110,6 +110,29 @@ def test_translator_backend_matches_the_toolkit_command(toolkit, beam, tiny_runs
     assert sorted(p.name for p in Path.cwd().iterdir()) == before, "the backend wrote files"
 
 
+@pytest.mark.parametrize("toolkit", ["fairseq", "onmt"])
+def test_translator_moves_a_bar_batch_by_batch(toolkit, tiny_runs, tiny_data, capsys):
+    """Each backend tells the bar of a long translation how many sentences each batch
+    translated (the bar's total is reached, batch by batch); no toolkit noise on stderr."""
+    from compsuite.eval.translators import load_translator
+    from compsuite.eval.translators.base import progress
+
+    run, run_dir, info = tiny_runs[toolkit]
+    capsys.readouterr()
+    tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), batch_size=64)
+    srcs = (tiny_data.raw / "test.src").read_text().splitlines()
+    moved = []
+    with progress(tr, len(srcs), "translate test", show=True):
+        update = tr.progress
+        tr.progress = lambda n: (moved.append(n), update(n))
+        tr.translate(srcs)
+    assert sum(moved) == len(srcs) and len(moved) == tr.batches >= 2 and max(moved) <= 64
+    err = capsys.readouterr().err
+    assert f"{len(srcs)}/{len(srcs)}" in err
+    for noise in ("pin_memory", "tensorboardX", "custom_fwd", "Loading checkpoint"):
+        assert noise not in err
+
+
 def test_convs2s_backend_matches_fairseq_generate(tiny_data, tmp_path):
     """ConvS2S sizes its BeamableMM by the checkpoint's generation.beam (5 by default):
     the backend must decode greedily with beam 1 like fairseq-generate --beam 1, also on

@@ -140,18 +140,21 @@ STUDY = CTLPP
 
 # ----------------------------------------------------------------------------- compsuite data ctlpp
 def add_data_commands(parser: argparse.ArgumentParser) -> None:
+    from compsuite.commands import non_negative_int, positive_int
+
     sub = parser.add_subparsers(dest="action", required=True)
     g = sub.add_parser("generate", help="{train,valid,test_iid,test_ood}.tsv and manifest.json")
     g.add_argument("--variant", choices=list(VARIANT_NAMES), required=True)
     g.add_argument("--seed", type=int, default=1)
     g.add_argument("--out", required=True)
-    g.add_argument("--shared-functions", type=int, default=8, help="S: functions in G_o")
-    g.add_argument("--shared-symbols", type=int, default=2,
+    g.add_argument("--shared-functions", type=non_negative_int, default=8,
+                   help="S: functions in G_o")
+    g.add_argument("--shared-symbols", type=non_negative_int, default=2,
                    help="S: symbols a shared function sees from both paths")
-    g.add_argument("--n-train", type=int, default=300_000)
-    g.add_argument("--n-test", type=int, default=1_000)
-    g.add_argument("--max-length", type=int, default=6, help="most functions composed")
-    g.add_argument("--n-functions", type=int, default=32,
+    g.add_argument("--n-train", type=positive_int, default=300_000)
+    g.add_argument("--n-test", type=positive_int, default=1_000)
+    g.add_argument("--max-length", type=positive_int, default=6, help="most functions composed")
+    g.add_argument("--n-functions", type=positive_int, default=32,
                    help="functions (even; the quick profile's scaled-down task uses 16)")
     g.add_argument("--toolkits", nargs="*", default=[], choices=backend_names(),
                    help="also write the data in these toolkits' formats (then the text goes "

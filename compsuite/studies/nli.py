@@ -257,7 +257,8 @@ class NLI(Study):
         from compsuite.data_prep.common.manifest import read_manifest
         from compsuite.data_prep.nli import corpus
         from compsuite.eval.nli import scores
-        from compsuite.eval.nli.predict import predict_split
+        from compsuite.eval.nli.predict import predict_split, to_predict
+        from compsuite.eval.translators.base import progress
 
         lambdas = [float(v) for v in ctx.profile.settings.lambdas]
         raw = ctx.data.raw
@@ -266,8 +267,13 @@ class NLI(Study):
         clf = ctx.load(kind="classifier")
         out = {"eval": {}, "adversaries": {}, "reference_rows": rows["sets"],
                "lexical_signature": rows["signature"], "checkpoint": ctx.checkpoint}
+        splits = list(dict.fromkeys([*sets.values(), "adv_soswap", "adv_addamod"]))
+        todo = to_predict(raw, splits, ctx.run_dir)
+        with progress(clf, todo, f"classify the evaluation sets [{ctx.unit.path}]",
+                      ctx.show and todo > 0, unit="pair"):
+            predicted = {s: predict_split(clf, raw, s, ctx.run_dir) for s in splits}
         for name, split in sets.items():
-            gold, pred = predict_split(clf, raw, split, ctx.run_dir)
+            gold, pred = predicted[split]
             values = corpus.read_lms(ctx.data.root, name)
             res = scores.score_dev(gold, pred, values, lambdas, rows["signature"])
             curve = scores.score_dev(gold, pred, values, corpus.LAMBDA_GRID, rows["signature"])
@@ -275,7 +281,7 @@ class NLI(Study):
                 {"lambda": float(k), "accuracy": v["accuracy"], "n": v["n"]}
                 for k, v in curve["cs"].items()]}
         for kind in ("soswap", "addamod"):
-            gold, pred = predict_split(clf, raw, f"adv_{kind}", ctx.run_dir)
+            gold, pred = predicted[f"adv_{kind}"]
             out["adversaries"][kind] = scores.score_adversary(pred, gold)
         unknown = getattr(clf, "unknown_words", None)
         if unknown is not None:

@@ -203,11 +203,12 @@ class Paradox(Study):
         tr = load(final)
         flores = ctx.data.root / "text" / "flores"
         if (flores / "devtest.en").is_file():
-            out["flores_bleu"] = ev.flores_bleu(tr, flores, translations)
-        out["tests"] = ev.consistency(tr, ctx.data.root / "tests", translations, synonym_forms)
+            out["flores_bleu"] = ev.flores_bleu(tr, flores, translations, show=ctx.show)
+        out["tests"] = ev.consistency(tr, ctx.data.root / "tests", translations, synonym_forms,
+                                      show=ctx.show)
         out["overgeneralisation_by_step"] = ev.overgeneralisation_by_step(
             load, saved or [(None, Path(ctx.checkpoint))], ctx.data.root / "tests",
-            translations, idiom_keywords, out["step_unit"])
+            translations, idiom_keywords, out["step_unit"], show=ctx.show)
         out["checkpoint"] = final
         return out
 
@@ -248,6 +249,8 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
+    from compsuite.commands import positive_int
+
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser("score", help="score one test from translations of its inputs (any "
                                      "system's <test>.nl, or a fairseq checkpoint)")
@@ -260,8 +263,9 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
                                               "for <test>.en (D- lines, else H- lines)")
     src.add_argument("--checkpoint", help="a fairseq checkpoint (needs --data)")
     s.add_argument("--data", help="with --checkpoint: its fairseq-bin folder (dictionaries)")
-    s.add_argument("--beam", type=int, default=5, help="beam size (default 5, the authors')")
-    s.add_argument("--batch-size", type=int, default=128)
+    s.add_argument("--beam", type=positive_int, default=5,
+                   help="beam size (default 5, the authors')")
+    s.add_argument("--batch-size", type=positive_int, default=128)
     s.add_argument("--idioms", choices=["table7", "quick"], default="table7")
     s.add_argument("--out", help="write the full result as JSON here")
     s.set_defaults(func=cmd_score)
@@ -290,9 +294,10 @@ def cmd_score(a) -> int:
         if not a.data:
             raise ConfigError("--checkpoint needs --data (the model's fairseq-bin folder)")
         from compsuite.eval.translators import load_translator
+        from compsuite.eval.translators.base import translate
 
         tr = load_translator(a.checkpoint, a.data, batch_size=a.batch_size, beam=a.beam)
-        hyps = tr.translate(inputs)
+        hyps = translate(tr, inputs, f"translate {a.test}", show=True)
     forms, keywords = item_tables(a.idioms)
     res = score_test(a.test, inputs, samples, hyps, synonym_forms=forms, idiom_keywords=keywords)
     if a.out:

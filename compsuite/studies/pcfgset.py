@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from compsuite.data_prep.common.io import DataError, iter_lines
+from compsuite.data_prep.common.io import DataError, iter_lines, stdin_lines
 from compsuite.data_prep.pcfgset import CONFIGS
 from compsuite.data_prep.pcfgset.splits import TESTS
 from compsuite.engine import Context, Unit
@@ -205,18 +205,20 @@ STUDY = PCFGSet
 
 # ----------------------------------------------------------------------------- compsuite data pcfgset
 def add_data_commands(parser: argparse.ArgumentParser) -> None:
+    from compsuite.commands import positive_float, positive_int
+
     sub = parser.add_subparsers(dest="action", required=True)
     g = sub.add_parser("generate", help="generate the base corpus {train,valid,test}.{src,tgt}")
     g.add_argument("--config", choices=list(CONFIGS), default="full",
                    help="full = the paper's task; small = the quick profile's scaled-down task")
     g.add_argument("--seed", type=int, default=1)
     g.add_argument("--out", required=True)
-    g.add_argument("--n-pairs", type=int, help="override the number of distinct pairs")
+    g.add_argument("--n-pairs", type=positive_int, help="override the number of distinct pairs")
     g.add_argument("--test", choices=list(TESTS),
                    help="write a compositionality test's splits instead of the base corpus")
     g.add_argument("--condition", choices=["equally_distributed", "primitive"],
                    default="equally_distributed", help="substitutivity: where synonyms occur")
-    g.add_argument("--exception-rate", type=float, default=0.001,
+    g.add_argument("--exception-rate", type=positive_float, default=0.001,
                    help="overgeneralisation: per Table 2 pair, exceptions per training "
                         "occurrence of the pair's less frequent function (the paper: "
                         "0.0001, 0.0005, 0.001, 0.005)")
@@ -251,15 +253,17 @@ def cmd_generate(a) -> int:
 def cmd_interpret(a) -> int:
     from compsuite.data_prep.pcfgset.grammar import PCFGSyntaxError, interpret
 
-    lines = iter_lines(a.input) if a.input else (line.rstrip("\n") for line in sys.stdin)
+    lines = iter_lines(a.input) if a.input else (line.rstrip("\n") for line in stdin_lines())
     name = a.input or "stdin"
-    out = sys.stdout
+    out, lineno = sys.stdout, 0
     for lineno, line in enumerate(lines, start=1):
         try:
             out.write(interpret(line, exceptions=a.exceptions) + "\n")
         except PCFGSyntaxError as e:
             out.flush()
             raise DataError(f"{name}: line {lineno}: {e}: {line.strip()[:120]!r}") from None
+    if a.input and not lineno:
+        raise DataError(f"{a.input}: file is empty")
     return 0
 
 
@@ -315,7 +319,7 @@ def cmd_localism(a) -> int:
 
     samples = localism.read_unrolled(a.unrolled)
     translator = load_translator(a.checkpoint, a.data, batch_size=a.batch_size)
-    res = localism.run(translator, samples)
+    res = localism.run(translator, samples, "translate whole and unrolled", show=not a.json)
     traces = res.pop("traces")
     res.update(model_calls=translator.calls, model_batches=translator.batches,
                input={"unrolled": a.unrolled, "checkpoint": a.checkpoint})
@@ -340,7 +344,8 @@ def cmd_overgeneralisation(a) -> int:
     sources, exc, orig = og.read_exception_set(a.exceptions)
     checkpoints = og.list_checkpoints(a.checkpoints)
     res = og.track(checkpoints, lambda p: load_translator(p, a.data, batch_size=a.batch_size),
-                   sources, exc, orig, progress=not a.json)
+                   sources, exc, orig, progress=not a.json,
+                   desc="exception inputs per checkpoint")
     res["input"] = {"checkpoints": a.checkpoints, "exceptions": a.exceptions}
     if a.out:
         write_json(a.out, res)

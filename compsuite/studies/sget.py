@@ -190,6 +190,8 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 # ----------------------------------------------------------------------------- compsuite eval sget
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
+    from compsuite.commands import positive_int
+
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser(
         "score", help="score translations of one split (a plain file from any system, or a "
@@ -206,7 +208,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
                                           "the --encoded sources)")
     s.add_argument("--encoded", help="with --checkpoint: the 'compsuite data sget prepare' "
                                      "folder whose {split}.en the model reads")
-    s.add_argument("--batch-size", type=int, default=256)
+    s.add_argument("--batch-size", type=positive_int, default=256)
     s.add_argument("--no-partial", action="store_true", help="skip the GiNZA partial match")
     s.add_argument("--bleu-tokenize", default="sudachi",
                    help="sudachi (default), ja-mecab, or any sacreBLEU tokeniser")
@@ -230,12 +232,14 @@ def cmd_score(a) -> int:
         if not a.encoded:
             raise ConfigError("--checkpoint needs --encoded (the prepared folder)")
         from compsuite.eval.translators import load_translator
+        from compsuite.eval.translators.base import translate
 
         sources = read_lines(Path(a.encoded) / f"{a.split}.en")
-        hyps = load_translator(a.checkpoint, None, batch_size=a.batch_size).translate(sources)
+        hyps = translate(load_translator(a.checkpoint, None, batch_size=a.batch_size), sources,
+                         f"translate {a.split}", show=not a.json)
         origin = {"checkpoint": a.checkpoint, "encoded": a.encoded}
     res = score_folder(folder, a.split, hyps, origin, rows=rows, no_partial=a.no_partial,
-                       bleu_tokenize=a.bleu_tokenize)
+                       bleu_tokenize=a.bleu_tokenize, show=not a.json)
     header, rows_md, footer = score_rows(res)
     if a.out:
         write_json(Path(a.out) / "score.json", res)

@@ -81,6 +81,9 @@ class FairseqBackend(Backend):
     def before_threads(self) -> None:
         from argparse import Namespace
 
+        from compsuite.toolkit_noise import import_toolkit
+
+        import_toolkit("fairseq")    # its import-time noise kept off the terminal
         from fairseq import utils
 
         utils.import_user_module(Namespace(user_dir=str(USER_DIR)))

@@ -73,42 +73,112 @@ def write_text(path: str | os.PathLike, text: str) -> None:
         fh.write(text)
 
 
+def utf8_error(origin: str | os.PathLike, n: int, where: str, raw: bytes,
+               e: UnicodeDecodeError) -> DataError:
+    """``origin: line n (where): not valid UTF-8 (byte 0x..: reason); ...``"""
+    return DataError(f"{origin}: line {n} ({where}): not valid UTF-8 (byte "
+                     f"0x{raw[e.start]:02x}: {e.reason}); save it as UTF-8, e.g. with "
+                     "iconv -t UTF-8")
+
+
+def stdin_lines(stream=None) -> Iterator[str]:
+    """The lines of standard input (``stream``, by default ``sys.stdin``), newline kept,
+    decoded as UTF-8 line by line: invalid UTF-8 is a DataError naming the line and the
+    byte offset.  A text stream without a binary buffer is read as it is."""
+    import sys
+
+    stream = sys.stdin if stream is None else stream
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        yield from stream
+        return
+    offset = 0
+    for n, raw in enumerate(buffer, 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise utf8_error("<stdin>", n, f"byte offset {offset + e.start}", raw, e) from None
+        offset += len(raw)
+        yield line[:-2] + "\n" if line.endswith("\r\n") else line
+
+
+def not_utf8(path: str | os.PathLike, gzipped: bool = False) -> DataError | None:
+    """The error for a file that is not valid UTF-8, naming its first bad line and the
+    byte offset (from 0; of the uncompressed text when ``gzipped``) of the bad byte;
+    None for a file that is valid UTF-8.  Reads the lines one by one in binary."""
+    import gzip
+
+    offset = 0
+    with (gzip.open if gzipped else open)(path, "rb") as fh, \
+            contextlib.suppress(gzip.BadGzipFile, EOFError):
+        for n, raw in enumerate(fh, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                where = f"byte offset {offset + e.start}" + (" of the uncompressed text"
+                                                             if gzipped else "")
+                return utf8_error(path, n, where, raw, e)
+            offset += len(raw)
+    return None
+
+
+@contextlib.contextmanager
+def open_text(path: str | os.PathLike):
+    """``open(path, encoding="utf-8")`` for reading a user's file: invalid UTF-8 met in
+    the ``with`` block is a DataError naming the line and the byte offset."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            yield fh
+    except UnicodeDecodeError:
+        error = not_utf8(path)
+        if error is None:  # not the file's bytes
+            raise
+        raise error from None
+
+
 def iter_lines(path: str | os.PathLike) -> Iterator[str]:
-    """Stream a text file's lines without their newline."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such file")
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            yield line.rstrip("\n").rstrip("\r")
+    """Stream a text file's lines without their newline; invalid UTF-8 is a DataError
+    naming the line and the byte offset."""
+    return iter_text(path, gzipped=False)
 
 
-def iter_text(path: str | os.PathLike) -> Iterator[str]:
-    """Like :func:`iter_lines`, for a user's corpus that may be gzipped (``.gz``)."""
+def iter_text(path: str | os.PathLike, gzipped: bool | None = None) -> Iterator[str]:
+    """Like :func:`iter_lines`, for a user's corpus that may be gzipped (``.gz``, or
+    ``gzipped``)."""
     import gzip
 
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such file")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            yield line.rstrip("\n").rstrip("\r")
+    if gzipped is None:
+        gzipped = path.suffix == ".gz"
+    try:
+        with (gzip.open if gzipped else open)(path, "rt", encoding="utf-8") as fh:
+            for line in fh:
+                yield line.rstrip("\n").rstrip("\r")
+    except UnicodeDecodeError:
+        raise (not_utf8(path, gzipped) or DataError(f"{path}: not valid UTF-8")) from None
+    except (gzip.BadGzipFile, EOFError) as e:
+        raise DataError(f"{path}: not a whole gzip file ({e})") from None
 
 
 def aligned_pairs(a: str | os.PathLike, b: str | os.PathLike,
                   max_lines: int | None = None) -> Iterator[tuple[int, str, str]]:
     """(line number, line of ``a``, line of ``b``) of two files aligned line by line,
-    streamed; a file that ends first is an error naming both files and the line."""
+    streamed; a file that ends first is an error naming both files and the line, and so
+    are two empty files."""
     from itertools import zip_longest
 
+    n = 0
     for n, (x, y) in enumerate(zip_longest(iter_text(a), iter_text(b)), 1):
-        if max_lines and n > max_lines:
+        if max_lines is not None and n > max_lines:
             return
         if x is None or y is None:
             longer, shorter = (b, a) if x is None else (a, b)
             raise DataError(f"{longer} has more lines than {shorter} (line {n})")
         yield n, x, y
+    if not n:
+        raise DataError(f"{a} and {b}: the files are empty")
 
 
 def read_lines(path: str | os.PathLike, allow_empty: bool = False) -> list[str]:

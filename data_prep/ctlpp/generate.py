@@ -56,6 +56,10 @@ class CTLConfig:
     def __post_init__(self):
         if self.variant not in VARIANTS:
             raise ConfigError(f"variant must be one of {', '.join(VARIANTS)}, not {self.variant!r}")
+        for key in ("n_train", "n_test", "max_length"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{key} must be a positive integer, not {value!r}")
         if not 2 <= self.n_symbols <= 10:
             raise ConfigError("n_symbols must be between 2 and 10 (symbols are the digits)")
         if not 2 <= self.n_functions <= len(FUNCTION_NAMES) or self.n_functions % 2:

@@ -454,6 +454,9 @@ def build(input_path: str | Path, out: str | Path, *, rules: str = "strict", see
         return json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     stats = ReadStats()
     pairs = list(read_jsonl(input_path, stats=stats))
+    if not pairs:
+        raise DataError(f"{input_path}: no labelled pairs (all {sum(stats.skipped.values())} "
+                        "have the gold label '-')")
     lexicon = AdjectiveLexicon()
     lex_stats = ReadStats()
     for src in sources:

@@ -22,7 +22,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Iterator
 
-from compsuite.data_prep.common.io import DataError
+from compsuite.data_prep.common.io import DataError, open_text
 
 LABELS = ("entailment", "neutral", "contradiction")
 NO_LABEL = "-"
@@ -194,10 +194,12 @@ def read_jsonl(path: str | os.PathLike, *, parses: bool = True, labelled: bool =
         raise DataError(f"{path}: no such file")
     stats = stats if stats is not None else ReadStats()
     need = REQUIRED + (PARSES if parses else ())
-    with open(path, encoding="utf-8") as fh:
+    objects = 0
+    with open_text(path) as fh:
         for n, raw in enumerate(fh, 1):
             if not raw.strip():
                 continue
+            objects += 1
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as e:
@@ -221,6 +223,9 @@ def read_jsonl(path: str | os.PathLike, *, parses: bool = True, labelled: bool =
                        premise_parse=obj.get("sentence1_parse", ""),
                        hypothesis_parse=obj.get("sentence2_parse", ""),
                        genre=obj.get("genre"), source=str(path), line=n)
+    if not objects:
+        raise DataError(f"{path}: file is empty (expected SNLI / MultiNLI pairs, one JSON "
+                        "object a line)")
 
 
 def read_all(path: str | os.PathLike, **kw) -> tuple[list[Pair], ReadStats]:

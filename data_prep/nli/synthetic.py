@@ -212,11 +212,13 @@ def write(out: str | Path, seed: int, n_train: int = 20000, n_dev: int = 2000,
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
+    from compsuite.commands import positive_int
+
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--train", type=int, default=20000)
-    ap.add_argument("--dev", type=int, default=2000)
-    ap.add_argument("--test", type=int, default=2000)
+    ap.add_argument("--train", type=positive_int, default=20000)
+    ap.add_argument("--dev", type=positive_int, default=2000)
+    ap.add_argument("--test", type=positive_int, default=2000)
 
 
 def run(a: argparse.Namespace) -> int:

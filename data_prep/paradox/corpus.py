@@ -223,11 +223,13 @@ def write(out: str | Path, seed: int, n_train: int = 12000, n_valid: int = 500,
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
+    from compsuite.commands import positive_int
+
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--train", type=int, default=12000)
-    ap.add_argument("--valid", type=int, default=500)
-    ap.add_argument("--test", type=int, default=500)
+    ap.add_argument("--train", type=positive_int, default=12000)
+    ap.add_argument("--valid", type=positive_int, default=500)
+    ap.add_argument("--test", type=positive_int, default=500)
     ap.add_argument("--force", action="store_true")
 
 

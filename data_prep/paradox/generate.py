@@ -62,9 +62,11 @@ def generate(out: str | Path, seed: int, per_template: int = PER_TEMPLATE,
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
+    from compsuite.commands import positive_int
+
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True, help="folder for synthetic/ and manifest.json")
-    ap.add_argument("--per-template", type=int, default=PER_TEMPLATE,
+    ap.add_argument("--per-template", type=positive_int, default=PER_TEMPLATE,
                     help=f"sentences per template (default {PER_TEMPLATE}, the paper's)")
     ap.add_argument("--templates", type=int, nargs="+", default=list(T.TEMPLATES),
                     choices=T.TEMPLATES, metavar="T")

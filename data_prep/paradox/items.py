@@ -7,7 +7,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError
+from compsuite.data_prep.common.io import DataError, open_text
 
 from .templates import Clause
 
@@ -74,7 +74,7 @@ def read_rows(path: Path, header: tuple[str, ...]):
     ``#`` comments skipped): ``(line number, stripped columns)``; a wrong header or
     column count is an error naming the file and line."""
     seen = False
-    with path.open(encoding="utf-8") as fh:
+    with open_text(path) as fh:
         for n, raw in enumerate(fh, 1):
             line = raw.rstrip("\n")
             if not line.strip() or line.startswith("#"):

@@ -15,7 +15,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError
+from compsuite.data_prep.common.io import DataError, open_text
 
 LEXICON_PATH = Path(__file__).with_name("lexicon.tsv")
 
@@ -138,7 +138,7 @@ def parse(lines, origin: str = "lexicon.tsv") -> Lexicon:
 def load(path: str | Path = LEXICON_PATH) -> Lexicon:
     path = Path(path)
     try:
-        with path.open(encoding="utf-8") as fh:
+        with open_text(path) as fh:
             return parse(fh, origin=str(path))
     except FileNotFoundError:
         raise DataError(f"{path}: lexicon file not found") from None

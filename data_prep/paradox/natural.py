@@ -132,16 +132,19 @@ def _case(found: str, replacement: str) -> str:
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
+    from compsuite.commands import positive_int
+
     ap.add_argument("--en", required=True, help="the corpus's English side, one sentence per line")
     ap.add_argument("--nl", required=True, help="its Dutch side, aligned line by line")
     ap.add_argument("--out", required=True)
     ap.add_argument("--semi-natural", metavar="DIR",
                     help="the semi-natural files whose lengths and word frequencies the "
                          "natural second conjuncts match (without it: no systematicity/)")
-    ap.add_argument("--per-template", type=int, default=500)
-    ap.add_argument("--per-item", type=int, help="at most this many sentences per synonym / idiom")
+    ap.add_argument("--per-template", type=positive_int, default=500)
+    ap.add_argument("--per-item", type=positive_int,
+                    help="at most this many sentences per synonym / idiom")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--max-lines", type=int, help="read only the first N corpus lines")
+    ap.add_argument("--max-lines", type=positive_int, help="read only the first N corpus lines")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -127,6 +127,15 @@ class CodecTranslator:
     def batches(self) -> int:
         return getattr(self.inner, "batches", 0)
 
+    @property
+    def progress(self):
+        """The inner translator's (its batches move a bar: one sentence, one line)."""
+        return getattr(self.inner, "progress", None)
+
+    @progress.setter
+    def progress(self, value) -> None:
+        self.inner.progress = value
+
     def translate(self, sources: list[str]) -> list[str]:
         self.calls += 1
         return self.codec.decode(self.inner.translate(self.codec.encode(list(sources))))
@@ -358,6 +367,8 @@ def _mean_len(path: Path) -> float:
 
 # ----------------------------------------------------------------------------- command
 def add_arguments(ap: argparse.ArgumentParser) -> None:
+    from compsuite.commands import positive_int
+
     ap.add_argument("--en", required=True, help="the corpus's English side (one sentence a line; .gz ok)")
     ap.add_argument("--nl", required=True, help="its Dutch side, aligned line by line")
     ap.add_argument("--flores", required=True, metavar="DIR",
@@ -366,10 +377,10 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--size", choices=list(SIZES), default="small",
                     help="small: 1M pairs; medium: one eighth; full: all (section 3.1)")
     ap.add_argument("--seed", type=int, default=1, help="the pair selection's seed")
-    ap.add_argument("--merges", type=int, default=60000, help="BPE merges (60,000)")
-    ap.add_argument("--small-pairs", type=int, default=SMALL_PAIRS,
+    ap.add_argument("--merges", type=positive_int, default=60000, help="BPE merges (60,000)")
+    ap.add_argument("--small-pairs", type=positive_int, default=SMALL_PAIRS,
                     help="pairs in the small setup (1,000,000)")
-    ap.add_argument("--jobs", type=int, default=1, help="tokenising processes")
+    ap.add_argument("--jobs", type=positive_int, default=1, help="tokenising processes")
 
 
 def run(a: argparse.Namespace) -> int:

@@ -39,7 +39,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from compsuite.data_prep.common.io import DataError, iter_lines
+from compsuite.data_prep.common.io import DataError, iter_lines, read_lines
 
 from . import templates as T
 from .items import Idiom, Synonym, idioms, synonyms
@@ -239,7 +239,7 @@ def _build_s_conj_s(b, rng, n, lex, semi, nat, syns, ids):
         for t in T.TEMPLATES:
             p = nat / "systematicity" / f"{t}.en"
             if p.is_file():
-                lines = list(iter_lines(p))
+                lines = read_lines(p)
                 found[t] = rng.sample(lines, min(n, len(lines)))
         if found:
             sources["natural"] = found
@@ -273,7 +273,7 @@ def _build_substitutivity(b, rng, n, lex, semi, nat, syns, ids):
             p1, p2 = nat / "substitutivity" / f"{i}-1.en", nat / "substitutivity" / f"{i}-2.en"
             if not (p1.is_file() and p2.is_file()):
                 continue
-            l1, l2 = list(iter_lines(p1)), list(iter_lines(p2))
+            l1, l2 = read_lines(p1), read_lines(p2)
             if len(l1) != len(l2):
                 raise DataError(f"{p1} has {len(l1)} lines, {p2} has {len(l2)}")
             for a, c in zip(l1, l2):
@@ -308,9 +308,9 @@ def _build_overgeneralisation(b, rng, n, lex, semi, nat, syns, ids):
             p = nat / "overgeneralisation" / f"{i}.en"
             if not p.is_file():
                 continue
-            lines = list(iter_lines(p))
+            lines = read_lines(p)
             ref_path = p.with_suffix(".nl")
-            refs = list(iter_lines(ref_path)) if ref_path.is_file() else None
+            refs = read_lines(ref_path) if ref_path.is_file() else None
             if refs is not None and len(refs) != len(lines):
                 raise DataError(f"{p} has {len(lines)} lines, {ref_path} has {len(refs)}")
             for k, line in enumerate(lines):
@@ -388,9 +388,11 @@ def read_samples(folder: str | Path, test: str) -> tuple[list[str], list[dict]]:
 
 
 def add_arguments(ap) -> None:
+    from compsuite.commands import positive_int
+
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--n", type=int, default=500,
+    ap.add_argument("--n", type=positive_int, default=500,
                     help="samples per template per condition (default 500, the paper's)")
     ap.add_argument("--tests", nargs="+", default=list(TESTS), choices=TESTS)
     ap.add_argument("--semi-natural", metavar="DIR",

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Iterable, Sequence, TextIO
 
-from compsuite.data_prep.common.io import DataError, read_aligned, translate_stream
+from compsuite.data_prep.common.io import DataError, read_aligned, stdin_lines, translate_stream
 
 from . import templates as T
 from .lexicon import LEXICON_PATH, load
@@ -95,7 +95,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return translate_lines(sys.stdin, sys.stdout, sys.stderr, args.keep_going, args.lexicon)
+    return translate_lines(stdin_lines(), sys.stdout, sys.stderr, args.keep_going, args.lexicon)
 
 
 def add_check_arguments(ap: argparse.ArgumentParser) -> None:

@@ -71,7 +71,9 @@ def write_corpus(out: Path, config: str = "full", seed: int = 1, n_pairs: int | 
     ``options``) in ``out``; with ``toolkits``, in ``out/raw`` and each toolkit's format
     beside it.  ``n_pairs`` overrides the config's number of distinct pairs."""
     cfg = CONFIGS[config]
-    if n_pairs:
+    if n_pairs is not None:
+        if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1:
+            raise ConfigError(f"n_pairs must be a positive integer, not {n_pairs!r}")
         cfg = replace(cfg, n_pairs=n_pairs)
 
     def write_raw(raw: Path) -> dict:

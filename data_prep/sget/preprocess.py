@@ -348,6 +348,8 @@ def prepare(src_dir: str | Path, out_dir: str | Path, *, from_released: bool = T
 # ----------------------------------------------------------------------------- command line
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     """The options of ``compsuite data sget prepare``."""
+    from compsuite.commands import positive_int
+
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--from-released", metavar="DIR",
                      help="folder with the released train.txt, dev.txt, test.txt, gen.txt")
@@ -355,8 +357,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                      help="folder with the suite's generated {split}.txt (same format)")
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--splits", nargs="+", default=list(SPLITS))
-    ap.add_argument("--en-vocab", type=int, default=EN_VOCAB)
-    ap.add_argument("--ja-vocab", type=int, default=JA_VOCAB)
+    ap.add_argument("--en-vocab", type=positive_int, default=EN_VOCAB)
+    ap.add_argument("--ja-vocab", type=positive_int, default=JA_VOCAB)
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--force", action="store_true", help="redo a finished output folder")
 

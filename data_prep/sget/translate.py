@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from compsuite.data_prep.common.io import translate_stream
+from compsuite.data_prep.common.io import open_text, stdin_lines, translate_stream
 from compsuite.errors import UserError
 
 from .grammar import GRAMMAR, Gap, Leaf, Node, ParseFailure, is_nonterminal, \
@@ -276,7 +276,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return translate_lines(sys.stdin.readlines(), sys.stdout, sys.stderr, args.keep_going)
+    return translate_lines(list(stdin_lines()), sys.stdout, sys.stderr, args.keep_going)
 
 
 def evaluate_on_file(path: str | Path, max_examples: int = 20) -> dict:
@@ -292,7 +292,7 @@ def evaluate_on_file(path: str | Path, max_examples: int = 20) -> dict:
     total = covered = exact = 0
     mismatches: list[tuple[str, str, str]] = []
     failures: list[tuple[str, str]] = []
-    with Path(path).open(encoding="utf-8") as fh:
+    with open_text(path) as fh:
         for line in fh:
             if not line.strip():
                 continue

@@ -26,6 +26,9 @@ class FairseqClassifier:
         self.name = f"fairseq:{checkpoint}"
         self.calls = 0
         self.unknown_words = 0
+        #: None, or a callable told how many inputs each batch classified (a bar's update:
+        #: :func:`compsuite.eval.translators.base.progress`)
+        self.progress = None
 
     @property
     def pairs(self) -> bool:
@@ -48,6 +51,7 @@ class FairseqClassifier:
             self.unknown_words += int(net["premise_tokens"].eq(d.unk()).sum()
                                       + net["hypothesis_tokens"].eq(d.unk()).sum())
             yield net
+            self._done(len(chunk))
 
     def predict_proba(self, inputs):
         """Class probabilities, [len(inputs), classes] in :attr:`classes` order."""
@@ -76,6 +80,11 @@ class FairseqClassifier:
             for j, t in enumerate(toks):
                 batch[j, :len(t)] = t
             yield batch, self.torch.tensor([len(t) for t in toks])
+            self._done(len(chunk))
+
+    def _done(self, n: int) -> None:
+        if self.progress is not None:
+            self.progress(n)
 
     def predict(self, inputs: Sequence) -> list[str]:
         names = self.task.class_names()

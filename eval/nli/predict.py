@@ -8,6 +8,15 @@ from pathlib import Path
 from .scores import align, read_predictions
 
 
+def to_predict(raw: Path, splits: list[str], run_dir: Path) -> int:
+    """How many pairs of ``splits`` :func:`predict_split` has still to predict (those
+    without stored predictions), for a progress bar's total."""
+    from compsuite.data_prep.nli.corpus import read_split
+
+    return sum(len(read_split(raw, s)["pairid"]) for s in splits
+               if not (run_dir / f"predictions-{s}.tsv").is_file())
+
+
 def predict_split(clf, raw: Path, split: str, run_dir: Path) -> tuple[list[str], list[str]]:
     """Gold labels and the model's predictions on the raw split ``split``; the
     predictions are stored as ``run_dir/predictions-<split>.tsv`` and reused."""

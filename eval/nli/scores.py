@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from compsuite.data_prep.common.io import DataError
+from compsuite.data_prep.common.io import DataError, iter_lines
 
 LABELS = ("entailment", "neutral", "contradiction")
 SHORT = {"e": "entailment", "n": "neutral", "c": "contradiction"}
@@ -32,25 +32,32 @@ def normalise_label(label: str, where: str = "label") -> str:
     return low
 
 
-def read_predictions(path: str | os.PathLike) -> dict[str, str]:
+class PredictionFile(dict):
+    """{pair id: label} as read from a file, with the line of each pair id (``lines``),
+    for errors that name it."""
+
+    def __init__(self, path: str | os.PathLike):
+        super().__init__()
+        self.path = str(path)
+        self.lines: dict[str, int] = {}
+
+
+def read_predictions(path: str | os.PathLike) -> PredictionFile:
     """``pairID<TAB>label`` lines -> {pair id: label}; a malformed line, an unknown
     label or a pair id given twice is an error naming the file and line."""
     path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such file")
-    out: dict[str, str] = {}
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            line = line.rstrip("\n").rstrip("\r")
-            if not line.strip():
-                continue
-            parts = line.split("\t")
-            if len(parts) != 2 or not parts[0]:
-                raise DataError(f"{path}:{n}: expected 'pairID<TAB>label', got {line[:60]!r}")
-            pid, label = parts
-            if pid in out:
-                raise DataError(f"{path}:{n}: pair {pid!r} predicted twice")
-            out[pid] = normalise_label(label, f"{path}:{n}")
+    out = PredictionFile(path)
+    for n, line in enumerate(iter_lines(path), 1):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2 or not parts[0]:
+            raise DataError(f"{path}:{n}: expected 'pairID<TAB>label', got {line[:60]!r}")
+        pid, label = parts
+        if pid in out:
+            raise DataError(f"{path}:{n}: pair {pid!r} predicted twice")
+        out[pid] = normalise_label(label, f"{path}:{n}")
+        out.lines[pid] = n
     if not out:
         raise DataError(f"{path}: no predictions")
     return out
@@ -58,8 +65,17 @@ def read_predictions(path: str | os.PathLike) -> dict[str, str]:
 
 def align(pair_ids: Sequence[str], predictions: Mapping[str, str], source: str = "predictions"
           ) -> list[str]:
-    """The predicted label of each pair, in order; pairs without a prediction are an
-    error (naming how many and the first few)."""
+    """The predicted label of each pair, in order; a prediction for a pair id not in
+    ``pair_ids`` is an error naming its line (when ``predictions`` was read from a file),
+    and so are pairs without a prediction (naming how many and the first few)."""
+    known = set(pair_ids)
+    unknown = [p for p in predictions if p not in known]
+    if unknown:
+        line = getattr(predictions, "lines", {}).get(unknown[0])
+        raise DataError(f"{source}{'' if line is None else f':{line}'}: pair {unknown[0]!r} is "
+                        f"not among the {len(known)} pairs scored ({len(unknown)} of "
+                        f"{len(predictions)} predictions are for unknown pair ids: predictions "
+                        "of another set?)")
     missing = [p for p in pair_ids if p not in predictions]
     if missing:
         raise DataError(f"{source}: no prediction for {len(missing)} of {len(pair_ids)} pairs "

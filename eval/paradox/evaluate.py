@@ -40,40 +40,63 @@ def translator_loader(load: Callable, raw: Path) -> Callable:
     return lambda checkpoint: CodecTranslator(load(checkpoint), codec)
 
 
-def translate_cached(translator, inputs: list[str], path: Path) -> list[str]:
-    """Translations of ``inputs`` (one batched call), stored in ``path`` so that a resumed
-    evaluation does not translate again."""
-    from compsuite.data_prep.common.io import read_lines, write_lines
+def stored(inputs: list[str], path: Path) -> list[str] | None:
+    """The translations of ``inputs`` stored in ``path`` (None when there are none)."""
+    from compsuite.data_prep.common.io import read_lines
 
     if path.is_file():
         hyps = read_lines(path, allow_empty=True)
         if len(hyps) == len(inputs):
             return hyps
-    hyps = translator.translate(list(inputs))
-    write_lines(path, hyps)
+    return None
+
+
+def translate_cached(translator, inputs: list[str], path: Path) -> list[str]:
+    """Translations of ``inputs`` (one batched call), stored in ``path`` so that a resumed
+    evaluation does not translate again."""
+    from compsuite.data_prep.common.io import write_lines
+
+    hyps = stored(inputs, path)
+    if hyps is None:
+        hyps = translator.translate(list(inputs))
+        write_lines(path, hyps)
     return hyps
 
 
-def flores_bleu(translator, folder: Path, out_dir: Path) -> dict:
-    """sacreBLEU of the model on Flores-101 devtest (plain text both sides)."""
+def flores_bleu(translator, folder: Path, out_dir: Path, show: bool = False) -> dict:
+    """sacreBLEU of the model on Flores-101 devtest (plain text both sides); ``show``: a
+    bar over the sentences translated."""
     import sacrebleu
 
     from compsuite.data_prep.common.io import read_lines
+    from compsuite.eval.translators.base import progress
 
     sources, refs = read_lines(folder / "devtest.en"), read_lines(folder / "devtest.nl")
-    hyps = translate_cached(translator, sources, out_dir / "flores-devtest.nl")
+    path = out_dir / "flores-devtest.nl"
+    with progress(translator, len(sources), "translate Flores-101 devtest",
+                  show and stored(sources, path) is None):
+        hyps = translate_cached(translator, sources, path)
     bleu = sacrebleu.metrics.BLEU()
     score = bleu.corpus_score(hyps, [refs])
     return {"score": round(score.score, 2), "signature": str(bleu.get_signature()),
             "n": len(hyps)}
 
 
-def consistency(translator, tests_dir: Path, out_dir: Path, synonym_forms: dict) -> dict:
-    """Each consistency test scored on the model's translations (``final-<test>.nl``)."""
+def consistency(translator, tests_dir: Path, out_dir: Path, synonym_forms: dict,
+                show: bool = False) -> dict:
+    """Each consistency test scored on the model's translations (``final-<test>.nl``);
+    ``show``: one bar over the sentences of the tests still to translate."""
+    from compsuite.eval.translators.base import progress
+
+    tests = {test: read_test(tests_dir, test) for test in CONSISTENCY_TESTS}
+    todo = sum(len(inputs) for test, (inputs, _) in tests.items()
+               if stored(inputs, out_dir / f"final-{test}.nl") is None)
+    with progress(translator, todo, "translate the consistency tests", show and todo > 0):
+        hyps_of = {test: translate_cached(translator, inputs, out_dir / f"final-{test}.nl")
+                   for test, (inputs, _) in tests.items()}
     out = {}
-    for test in CONSISTENCY_TESTS:
-        inputs, samples = read_test(tests_dir, test)
-        hyps = translate_cached(translator, inputs, out_dir / f"final-{test}.nl")
+    for test, (inputs, samples) in tests.items():
+        hyps = hyps_of[test]
         res = score_test(test, inputs, samples, hyps, synonym_forms=synonym_forms)
         out[test] = {"summary": res["summary"], "cells": res["cells"],
                      "signatures": res["signatures"]}
@@ -82,14 +105,20 @@ def consistency(translator, tests_dir: Path, out_dir: Path, synonym_forms: dict)
 
 def overgeneralisation_by_step(load: Callable, checkpoints: list[tuple[int | None, Path]],
                                tests_dir: Path, out_dir: Path, idiom_keywords: dict,
-                               unit: str) -> list[dict]:
+                               unit: str, show: bool = False) -> list[dict]:
     """The overgeneralisation test scored with each checkpoint
-    (``step<S>-overgeneralisation.nl``); ``unit``: what a step counts (update, epoch)."""
+    (``step<S>-overgeneralisation.nl``); ``unit``: what a step counts (update, epoch);
+    ``show``: a bar over the checkpoints."""
+    from tqdm import tqdm
+
     inputs, samples = read_test(tests_dir, "overgeneralisation")
     out = []
-    for step, ck in checkpoints:
-        hyps = translate_cached(load(str(ck)), inputs,
-                                out_dir / f"step{step}-overgeneralisation.nl")
+    for step, ck in tqdm(checkpoints, desc="overgeneralisation test per checkpoint",
+                         unit="checkpoint", disable=not show):
+        path = out_dir / f"step{step}-overgeneralisation.nl"
+        hyps = stored(inputs, path)
+        if hyps is None:    # a stored translation needs no model loaded
+            hyps = translate_cached(load(str(ck)), inputs, path)
         res = score_test("overgeneralisation", inputs, samples, hyps,
                          idiom_keywords=idiom_keywords)
         out.append({"step": step, "unit": unit, "checkpoint": str(ck),

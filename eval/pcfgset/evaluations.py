@@ -69,6 +69,14 @@ def embedding_distances(translator, checkpoint: str) -> dict:
             "signature": EMBEDDING_SIGNATURE, "checkpoint": str(checkpoint)}
 
 
+def translated(ctx: "Context", translator, sources: list[str], what: str) -> list[str]:
+    """``translator.translate(sources)`` with a bar over the sentences (when the run
+    shows progress) named after ``what`` and the unit."""
+    from compsuite.eval.translators.base import translate
+
+    return translate(translator, sources, f"{what} [{ctx.unit.path}]", ctx.show)
+
+
 def _task_unit(ctx: "Context"):
     """The finished task unit this test unit needs (same run and seed)."""
     (task,) = [f for f in ctx.deps.values() if f.unit.part == "task"]
@@ -81,7 +89,7 @@ def accuracy(ctx: "Context", spec: "CompositionalityTest") -> dict:
 
     raw = ctx.data.raw
     srcs, refs, cats = read_aligned(raw / "test.src", raw / "test.tgt", raw / "test.category")
-    outs = ctx.load().translate(srcs)
+    outs = translated(ctx, ctx.load(), srcs, "translate test")
     n_fn = [str(structure(s)["n_functions"]) for s in srcs]
     res = accuracy_with_breakdown(outs, refs, {"category": cats, "n_functions": n_fn}).as_dict()
     res["eos_problem"] = eos_problem_share(outs, refs)
@@ -89,7 +97,8 @@ def accuracy(ctx: "Context", spec: "CompositionalityTest") -> dict:
         # the task model, read with the dictionaries of its own training data (a fairseq
         # model read with another corpus's dictionary maps tokens to the wrong embeddings)
         task = _task_unit(ctx)
-        base_outs = ctx.load(task.result["checkpoint"], task.data).translate(srcs)
+        base_outs = translated(ctx, ctx.load(task.result["checkpoint"], task.data), srcs,
+                               "translate test, task model")
         res["task_model"] = {
             **accuracy_with_breakdown(base_outs, refs, {"n_functions": n_fn}).as_dict(),
             "checkpoint": task.result["checkpoint"],
@@ -100,12 +109,15 @@ def accuracy(ctx: "Context", spec: "CompositionalityTest") -> dict:
 @evaluation("consistency")
 def substitutivity(ctx: "Context", spec: "CompositionalityTest") -> dict:
     from compsuite.eval.metrics.consistency import consistency
+    from compsuite.eval.translators.base import progress
 
     raw = ctx.data.raw
     srcs, refs, cats = read_aligned(raw / "test.src", raw / "test.tgt", raw / "test.category")
     twins = read_lines(raw / "test_twin.src")
     tr = ctx.load()
-    outs, outs_twin = tr.translate(srcs), tr.translate(twins)
+    with progress(tr, len(srcs) + len(twins), f"translate test and twins [{ctx.unit.path}]",
+                  ctx.show):
+        outs, outs_twin = tr.translate(srcs), tr.translate(twins)
     return {"consistency": consistency(outs, outs_twin, refs, cats).as_dict(),
             "accuracy": sequence_accuracy(outs, refs).accuracy,
             "accuracy_twin": sequence_accuracy(outs_twin, refs).accuracy,
@@ -117,7 +129,8 @@ def localism(ctx: "Context", spec: "CompositionalityTest") -> dict:
     from . import localism as loc
 
     tr = ctx.load()
-    res = loc.run(tr, loc.read_unrolled(ctx.data.raw / "unrolled_test.tsv"))
+    res = loc.run(tr, loc.read_unrolled(ctx.data.raw / "unrolled_test.tsv"),
+                  desc=f"translate whole and unrolled [{ctx.unit.path}]", show=ctx.show)
     traces = res.pop("traces")
     with atomic_open(ctx.run_dir / "localism-traces.jsonl") as fh:
         for t in traces:
@@ -132,17 +145,22 @@ def overgeneralisation(ctx: "Context", spec: "CompositionalityTest") -> dict:
     rate = spec.options.get("exception_rate", 0.001)
     src, exc, orig = og.read_exception_set(ctx.data.raw / f"test_pcfg_ratio={rate:g}")
     return og.track(og.list_checkpoints(ctx.run_dir / "checkpoints"), lambda p: ctx.load(p),
-                    src, exc, orig)
+                    src, exc, orig, progress=ctx.show,
+                    desc=f"exception inputs per checkpoint [{ctx.unit.path}]")
 
 
 @evaluation("per_function")
 def per_function(ctx: "Context", spec: "CompositionalityTest") -> dict:
+    from compsuite.eval.translators.base import progress
+
     tr = ctx.load()
     raw = ctx.data.raw
+    tests = {fn: read_aligned(raw / f"test_{fn}.src", raw / f"test_{fn}.tgt") for fn in FUNCTIONS}
     per = {}
-    for fn in FUNCTIONS:
-        srcs, refs = read_aligned(raw / f"test_{fn}.src", raw / f"test_{fn}.tgt")
-        per[fn] = sequence_accuracy(tr.translate(srcs), refs).accuracy
+    with progress(tr, sum(len(srcs) for srcs, _ in tests.values()),
+                  f"translate each function's test [{ctx.unit.path}]", ctx.show):
+        for fn, (srcs, refs) in tests.items():
+            per[fn] = sequence_accuracy(tr.translate(srcs), refs).accuracy
     return {"per_function": per, "accuracy": sum(per.values()) / len(per),
             "n_per_function": len(srcs)}
 
@@ -152,5 +170,5 @@ def by_length(ctx: "Context", spec: "CompositionalityTest") -> dict:
     raw = ctx.data.raw
     srcs, refs, lengths = read_aligned(raw / "increasing_length.src", raw / "increasing_length.tgt",
                                        raw / "increasing_length.category")
-    return accuracy_with_breakdown(ctx.load().translate(srcs), refs,
+    return accuracy_with_breakdown(translated(ctx, ctx.load(), srcs, "translate test"), refs,
                                    {"length": lengths}).as_dict()

@@ -77,8 +77,19 @@ def _fill(src: str, outputs: dict[int, str]) -> str:
                     for t in src.split())
 
 
-def run(translator, samples: list[Sample]) -> dict:
-    """Batched by level.  Returns per-sample traces and the scores."""
+def run(translator, samples: list[Sample], desc: str = "localism", show: bool = False) -> dict:
+    """Batched by level.  Returns per-sample traces and the scores.  ``show``: one bar
+    (``desc``) over every line translated, whole and unrolled."""
+    from compsuite.eval.translators.base import progress
+
+    with progress(translator, sum(1 + len(s.steps) for s in samples), desc, show):
+        whole, outputs, filled = _translate_levels(translator, samples)
+    return _score(samples, whole, outputs, filled)
+
+
+def _translate_levels(translator, samples: list[Sample]) -> tuple[list, list, list]:
+    """The originals whole, then the unrolled lines level by level: (whole outputs,
+    outputs and filled-in inputs per sample and step)."""
     whole = translator.translate([s.original for s in samples])
     outputs: list[dict[int, str]] = [{} for _ in samples]
     filled: list[dict[int, str]] = [{} for _ in samples]
@@ -91,7 +102,7 @@ def run(translator, samples: list[Sample]) -> dict:
         results = translator.translate([filled[i][k + 1] for i, k in jobs])
         for (i, k), out in zip(jobs, results):
             outputs[i][k + 1] = out
-    return _score(samples, whole, outputs, filled)
+    return whole, outputs, filled
 
 
 def run_unbatched(translator, samples: list[Sample]) -> dict:

@@ -57,12 +57,13 @@ def read_exception_set(prefix: str | Path) -> tuple[list[str], list[str], list[s
 
 def track(checkpoints: list[tuple[str, int, Path]], load: Callable[[Path], object],
           sources: list[str], exception_targets: list[str], original_targets: list[str],
-          progress: bool = False) -> dict:
-    """Profile per checkpoint (``load`` makes a translator from a checkpoint path)."""
+          progress: bool = False, desc: str = "checkpoints") -> dict:
+    """Profile per checkpoint (``load`` makes a translator from a checkpoint path);
+    ``progress``: a bar (``desc``) over the checkpoints."""
     from tqdm import tqdm
 
     rows = []
-    for kind, n, path in tqdm(checkpoints, desc="checkpoints", disable=not progress):
+    for kind, n, path in tqdm(checkpoints, desc=desc, unit="checkpoint", disable=not progress):
         outputs = load(path).translate(sources)
         rows.append({"checkpoint": str(path), "kind": kind, "at": n,
                      **profile(outputs, exception_targets, original_targets)})

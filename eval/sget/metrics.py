@@ -371,7 +371,8 @@ def _longest_training_source(train_sources: Iterable[str], gen_sources: Sequence
 def score_set(hyps: Sequence[str], refs: Sequence[str], sources: Sequence[str],
               patterns: Sequence[str], *, gen_info: Sequence[GenInfo] | None = None,
               partial: bool = True, train_sources: Sequence[str] | None = None,
-              bleu_tokenize: str = "sudachi", cache_dir=None, n_process: int = 1) -> dict:
+              bleu_tokenize: str = "sudachi", cache_dir=None, n_process: int = 1,
+              show: bool = False) -> dict:
     """Everything the SGET tables need from one set of translations (a test or the
     generalisation set), as plain data: ``n``, ``exact_match`` (a fraction),
     ``bleu`` (``score`` and ``signature``) and, when the lines carry generalisation
@@ -384,7 +385,7 @@ def score_set(hyps: Sequence[str], refs: Sequence[str], sources: Sequence[str],
     scored on the patterns Table 10 scores, once for all lines; ``partial_match`` is
     over every scored line, ``partial_signature`` names GiNZA, ja-ginza, spaCy and
     Sudachi.  Exact and partial match are fractions here (the report prints percent),
-    BLEU is in BLEU points."""
+    BLEU is in BLEU points.  ``show``: partial match's progress bars (stderr)."""
     n = _check(hyps, refs, ("sources", sources), ("patterns", patterns))
     if gen_info is not None and len(gen_info) != n:
         raise ValueError(f"{len(gen_info)} gen_info lines for {n} hypotheses")
@@ -398,7 +399,8 @@ def score_set(hyps: Sequence[str], refs: Sequence[str], sources: Sequence[str],
     if partial:
         if gen_info is None:
             raise ValueError("partial match needs the generator's gen_info (target words)")
-        lines.matches = _partial_into(out, hyps, refs, patterns, gen_info, cache_dir, n_process)
+        lines.matches = _partial_into(out, hyps, refs, patterns, gen_info, cache_dir, n_process,
+                                      show)
     by_pattern = _index_groups(patterns)
     order = [p for p in PATTERNS if p in by_pattern] + sorted(
         p for p in by_pattern if p not in PATTERNS)
@@ -453,14 +455,14 @@ def _index_groups(keys: Sequence[Hashable]) -> "OrderedDict[Hashable, list[int]]
 
 def _partial_into(out: dict, hyps: Sequence[str], refs: Sequence[str],
                   patterns: Sequence[str], gen_info: Sequence[GenInfo], cache_dir,
-                  n_process: int) -> list:
+                  n_process: int, show: bool = False) -> list:
     """Partial match of every line (:mod:`compsuite.eval.sget.partial`): its summary
     into ``out``; returns the per-line decisions (None: not scored)."""
     from compsuite.eval.sget import partial
 
     targets = partial.japanese_targets([g.target for g in gen_info], refs)
     res = partial.partial_match(hyps, refs, patterns, targets, cache_dir=cache_dir,
-                                n_process=n_process)
+                                n_process=n_process, show=show)
     out["partial_match"] = None if res.score is None else res.score / 100.0
     out["partial_n"] = res.n
     out["partial_signature"] = res.signature

@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -562,7 +563,7 @@ def partial_match(hyps: Sequence[str], refs: Sequence[str], patterns: Sequence[s
                   targets: Sequence[str | None], *,
                   table: Mapping[str, PatternInfo] = PATTERNS, model: str = MODEL,
                   cache_dir: str | Path | None = None, n_process: int = 1,
-                  batch_size: int = 256) -> PartialResult:
+                  batch_size: int = 256, show: bool = False) -> PartialResult:
     """Partial match (%) over the lines of the patterns Table 10 scores (per line:
     hypothesis, reference, pattern name, target's Japanese or None); the other lines'
     ``matches`` are None.  Decisions equal :func:`partial_match_naive`'s.
@@ -578,13 +579,18 @@ def partial_match(hyps: Sequence[str], refs: Sequence[str], patterns: Sequence[s
     ``cache_dir``: where reference features are kept between calls (one JSON file per
     set of references, patterns and targets and per version of GiNZA, ja-ginza, spaCy
     and Sudachi, rewritten atomically when it grows).  ``n_process``: processes for
-    ``nlp.pipe`` (spaCy's multiprocessing).
+    ``nlp.pipe`` (spaCy's multiprocessing).  ``show``: a bar (stderr) over each of the
+    three passes (the token checks, the references parsed, the hypotheses parsed).
     """
+    from tqdm import tqdm
+
     n = _check(hyps, refs, patterns, targets)
     t0 = time.perf_counter()
     plan, reasons = _plan(patterns, targets, table)
     lines = [i for i in range(n) if plan[i] is not None]
     stats: dict = {"lines": n, "lines_of_scored_patterns": len(lines)}
+    if show:
+        print(f"partial match: loading {model} (GiNZA)", file=sys.stderr, flush=True)
     fast = _FastPath(load_nlp(model, parser_only=True), [normalise(h) for h in hyps],
                      [normalise(r) for r in refs], targets, plan, reasons)
     cache_file = None
@@ -594,11 +600,12 @@ def partial_match(hyps: Sequence[str], refs: Sequence[str], patterns: Sequence[s
         if cache_file.is_file():
             fast.cache = json.loads(cache_file.read_text(encoding="utf-8"))
     n_cached = len(fast.cache)
-    for i in lines:                       # 1. equal lines, token checks
+    for i in tqdm(lines, desc="partial match: token checks", unit="line",
+                  disable=not (show and lines)):      # 1. equal lines, token checks
         fast.first_pass(i)
-    stats["references_parsed"] = fast.parse_references(batch_size, n_process)   # 2.
+    stats["references_parsed"] = fast.parse_references(batch_size, n_process, show)  # 2.
     t_ref = time.perf_counter()
-    parsed = fast.parse_hypotheses(batch_size, n_process)                        # 3.
+    parsed = fast.parse_hypotheses(batch_size, n_process, show)                      # 3.
     stats.update(fast.counts)
     stats["hypotheses_parsed"] = parsed
     stats["hypothesis_lines_parsed"] = sum(len(v) for v in fast.hyp_queue.values())
@@ -689,11 +696,13 @@ class _FastPath:
             self.ref_queue.setdefault(R[i], []).append(i)
             self.hyp_queue.setdefault(H[i], []).append(i)
 
-    def parse_references(self, batch_size: int, n_process: int) -> int:
-        """Parse each distinct reference still needed once; returns how many."""
+    def parse_references(self, batch_size: int, n_process: int, show: bool = False) -> int:
+        """Parse each distinct reference still needed once; returns how many.  ``show``:
+        a bar over them."""
         texts = list(self.ref_queue)
-        for text, doc in zip(texts, self.nlp.pipe(texts, batch_size=batch_size,
-                                                  n_process=n_process)):
+        for text, doc in _shown(zip(texts, self.nlp.pipe(texts, batch_size=batch_size,
+                                                          n_process=n_process)),
+                                len(texts), "partial match: parse references", show):
             toks = toks_of(doc)
             for i in self.ref_queue[text]:
                 kind, role = self.plan[i]
@@ -709,12 +718,13 @@ class _FastPath:
                         self.hyp_queue.setdefault(self.H[i], []).append(i)
         return len(texts)
 
-    def parse_hypotheses(self, batch_size: int, n_process: int) -> int:
+    def parse_hypotheses(self, batch_size: int, n_process: int, show: bool = False) -> int:
         """Parse each distinct undecided hypothesis once and decide its lines; returns
-        how many."""
+        how many.  ``show``: a bar over them."""
         texts = list(self.hyp_queue)
-        for text, doc in zip(texts, self.nlp.pipe(texts, batch_size=batch_size,
-                                                  n_process=n_process)):
+        for text, doc in _shown(zip(texts, self.nlp.pipe(texts, batch_size=batch_size,
+                                                          n_process=n_process)),
+                                len(texts), "partial match: parse hypotheses", show):
             toks = toks_of(doc)
             for i in self.hyp_queue[text]:
                 tgt, rf = self.entry(i)
@@ -732,6 +742,14 @@ class _FastPath:
                 json.dump(self.cache, fh, ensure_ascii=False)
             return f"{n_cached} entries read, {len(self.cache)} written"
         return f"{n_cached} entries read"
+
+
+def _shown(parsed: Iterable, total: int, desc: str, show: bool) -> Iterable:
+    """``parsed`` ((text, doc) pairs) as they come, with a bar over the ``total``
+    sentences when ``show`` (and there are any)."""
+    from tqdm import tqdm
+
+    return tqdm(parsed, total=total, desc=desc, unit="sentence", disable=not (show and total))
 
 
 # ----------------------------------------------------------------------------- targets

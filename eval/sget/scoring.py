@@ -35,7 +35,7 @@ def score_split(split: str, pred: Path, text: Path, out_dir: Path, *, gen_info_f
         hyps, refs, read_lines(text / f"{split}.en"), read_lines(text / f"{split}.pattern"),
         gen_info=gen_info, partial=gen_info is not None,
         train_sources=read_lines(text / "train.en") if split == "gen" else None,
-        cache_dir=cache_dir)
+        cache_dir=cache_dir, show=show)
     if split == "gen" and gen_info is None:
         res["partial_not_scored_because"] = (
             "no gen_info.tsv (target words): the released data has none")
@@ -44,12 +44,12 @@ def score_split(split: str, pred: Path, text: Path, out_dir: Path, *, gen_info_f
 
 def score_folder(folder: Path, split: str, hyps: Sequence[str], origin: dict, *,
                  rows: list | None = None, no_partial: bool = False,
-                 bleu_tokenize: str = "sudachi") -> dict:
+                 bleu_tokenize: str = "sudachi", show: bool = False) -> dict:
     """``hyps`` scored against ``folder/{split}.txt`` (the released files or the
     generator's output, or its ``rows`` already read; the folder's ``gen_info.tsv``
     gives partial match its target words and its ``train.txt`` Table 7's longest
     training source); ``origin`` (where the translations came from) is recorded under
-    ``input``."""
+    ``input``; ``show``: partial match's progress bars."""
     from compsuite.data_prep.sget.preprocess import read_released
 
     folder = Path(folder)
@@ -68,7 +68,7 @@ def score_folder(folder: Path, split: str, hyps: Sequence[str], origin: dict, *,
                     [r.pattern for r in rows], gen_info=gen_info, partial=partial,
                     train_sources=[r.english for r in read_released(train)]
                     if split == "gen" and train.is_file() else None,
-                    bleu_tokenize=bleu_tokenize)
+                    bleu_tokenize=bleu_tokenize, show=show)
     res["input"] = {**origin, "data": str(folder), "split": split}
     if not partial and split == "gen" and not no_partial:
         res["partial_not_scored_because"] = f"no {info_file} (target words)"

@@ -8,7 +8,6 @@ match", "by_step": {step: fraction}}``), so an interrupted selection resumes;
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from compsuite.data_prep.common.io import DataError, atomic_open, read_lines
@@ -26,7 +25,9 @@ def select_checkpoint(backend, run_dir: Path, data, generation: dict, dev_refs: 
     come (stored ones are not computed again); ties go to the earliest step.
     ``keep='best'`` then deletes the other checkpoints.  Returns the selection: the
     scores by step, the best step and score, the checkpoint, how many development
-    lines, what was kept."""
+    lines, what was kept; ``show``: a bar over the checkpoints still to score."""
+    from tqdm import tqdm
+
     run_dir = Path(run_dir)
     store = run_dir / "selection.json"
     scores: dict[str, float] = json.loads(store.read_text())["by_step"] if store.is_file() else {}
@@ -36,10 +37,8 @@ def select_checkpoint(backend, run_dir: Path, data, generation: dict, dev_refs: 
     todo = [(s, p) for s, p in ckpts if str(s) not in scores]
     if not ckpts and not scores:
         raise DataError(f"{run_dir}: the training left no checkpoint to select from")
-    for i, (step, path) in enumerate(todo, 1):
-        if show:
-            print(f"checkpoint selection: step {step} ({i}/{len(todo)}) on the development set",
-                  file=sys.stderr, flush=True)
+    for step, path in tqdm(todo, desc="checkpoint selection (dev translations)",
+                           unit="checkpoint", disable=not show):
         folder = run_dir / "selection" / f"step{step}"
         pred = backend.predict({"checkpoint": str(path)}, data, "valid", generation, folder,
                                show=False)

@@ -3,12 +3,15 @@
 A translator loads a checkpoint once and maps a list of sources to a list of
 outputs, batching internally with the toolkit's own inference code.  It counts its
 work: ``calls`` (``translate`` calls made by the test) and ``batches`` (forward
-passes of the toolkit), so tests and benchmarks can show how they batch.
+passes of the toolkit), so tests and benchmarks can show how they batch.  The
+suite's translators also have ``progress`` (None, or what :func:`progress` sets: a
+callable told how many sentences each batch translated), for the bar of a long step.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Callable, Iterator, Protocol, runtime_checkable
 
 
 @runtime_checkable
@@ -32,16 +35,59 @@ class HasEmbeddings(Protocol):
         ...
 
 
-def count_batches(translator, owner, method: str) -> None:
+def count_batches(translator, owner, method: str,
+                  size: Callable[..., int] | None = None) -> None:
     """Wrap ``owner.method`` (the toolkit's one-batch forward call) so that every call
-    adds one to ``translator.batches``."""
+    adds one to ``translator.batches``; with ``size`` (the number of sentences of the
+    batch, from the call's arguments), each batch done also moves the translator's
+    ``progress`` (a callable given the sentences done, or None: see :func:`progress`)."""
     inner = getattr(owner, method)
 
     def counted(*args, **kwargs):
+        from compsuite.processes import check_stop
+
+        check_stop()  # a stopped suite ends here, also in the threads of side-by-side runs
         translator.batches += 1
-        return inner(*args, **kwargs)
+        out = inner(*args, **kwargs)
+        if size is not None and getattr(translator, "progress", None) is not None:
+            translator.progress(size(*args, **kwargs))
+        return out
 
     setattr(owner, method, counted)
+
+
+@contextmanager
+def progress(translator, total: int, desc: str, show: bool = False,
+             unit: str = "sentence") -> Iterator[None]:
+    """A progress bar (tqdm, on stderr, with an ETA) over the ``total`` sentences that
+    the ``translate`` calls made inside the block translate; nothing at all unless
+    ``show``.  The suite's translators move it after each batch (their ``progress``
+    attribute), and so do its classifiers (``unit``: what they classify); another
+    model's bar fills when the block ends."""
+    if not show:
+        yield
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, desc=desc, unit=unit) as bar:
+        hooked = hasattr(translator, "progress")
+        if hooked:
+            # never past the total (a toolkit may translate a sentence in sub-batches)
+            translator.progress = lambda n: bar.update(max(0, min(n, total - bar.n)))
+        try:
+            yield
+        finally:
+            if hooked:
+                translator.progress = None
+        bar.update(max(0, total - bar.n))
+
+
+def translate(translator, sources: list[str], desc: str = "translate",
+              show: bool = False) -> list[str]:
+    """``translator.translate(sources)`` (one call) with a bar over the sentences when
+    ``show`` (:func:`progress`)."""
+    with progress(translator, len(sources), desc, show):
+        return translator.translate(sources)
 
 
 def load_translator(checkpoint: str | Path, data: str | Path | None = None,

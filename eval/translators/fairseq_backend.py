@@ -8,6 +8,9 @@ from pathlib import Path
 class FairseqTranslator:
     def __init__(self, checkpoint: Path, data: Path, batch_size: int = 256,
                  max_length: int = 512, beam: int = 1):
+        from compsuite.toolkit_noise import import_toolkit
+
+        import_toolkit("fairseq")    # first: fairseq's import-time noise kept off the terminal
         from fairseq import hub_utils
 
         from compsuite.eval.checkpoints import load_fairseq
@@ -29,7 +32,10 @@ class FairseqTranslator:
         self.max_length, self.beam = max_length, beam
         self.name = f"fairseq:{checkpoint}"
         self.calls = self.batches = 0
-        count_batches(self, self.hub.task, "inference_step")
+        self.progress = None
+        # inference_step(generator, models, sample, ...): the sample's sentences
+        count_batches(self, self.hub.task, "inference_step",
+                      size=lambda generator, models, sample, *a, **k: len(sample["id"]))
 
     def translate(self, sources: list[str]) -> list[str]:
         self.calls += 1

@@ -9,6 +9,9 @@ from pathlib import Path
 class OnmtTranslator:
     def __init__(self, checkpoint: Path, batch_size: int = 256, max_length: int = 512,
                  beam: int = 1):
+        from compsuite.toolkit_noise import import_toolkit
+
+        import_toolkit("onmt")    # first: OpenNMT-py's import-time warnings kept off the terminal
         from onmt.bin.translate import _get_parser
         from onmt.inference_engine import InferenceEnginePY
         from onmt.utils.parse import ArgumentParser
@@ -32,8 +35,11 @@ class OnmtTranslator:
         self.engine = InferenceEnginePY(opt)
         self.name = f"onmt:{checkpoint}"
         self.calls = self.batches = 0
+        self.progress = None
         self.engine.translator.report_score = False  # no "PRED SCORE" log line per call
-        count_batches(self, self.engine.translator, "translate_batch")
+        # translate_batch(batch, attn_debug): the batch's sources, [sentences, length, 1]
+        count_batches(self, self.engine.translator, "translate_batch",
+                      size=lambda batch, *a, **k: int(batch["src"].size(0)))
 
     def translate(self, sources: list[str]) -> list[str]:
         self.calls += 1
