@@ -151,3 +151,17 @@ def test_convs2s_backend_matches_fairseq_generate(tiny_data, tmp_path):
     tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), batch_size=64)
     srcs = (tiny_data.raw / "test.src").read_text().splitlines()
     assert len(srcs) % 64 and tr.translate(srcs) == read_fairseq_generate(pred).hypotheses
+
+
+def test_fairseq_generate_shows_a_bar_over_the_sentences(tiny_runs, tiny_data, tmp_path,
+                                                         capsys):
+    """The toolkit's own prediction command: a bar moved by each H- line it writes,
+    to the split's size; the output file is the same as without it."""
+    run, run_dir, info = tiny_runs["fairseq"]
+    backend = get_backend("fairseq")
+    quiet = backend.predict(info, tiny_data, "valid", {"beam": 1}, tmp_path / "q", show=False)
+    assert capsys.readouterr().err == ""
+    shown = backend.predict(info, tiny_data, "valid", {"beam": 1}, tmp_path / "s", show=True)
+    err = capsys.readouterr().err
+    assert "fairseq-generate valid" in err and "100/100" in err
+    assert shown.read_text() == quiet.read_text()

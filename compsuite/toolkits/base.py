@@ -28,7 +28,7 @@ from typing import Any
 
 from compsuite.data_prep.common.io import atomic_open, write_text
 from compsuite.errors import ConfigError, ToolkitError
-from compsuite.processes import child, run
+from compsuite.processes import child
 
 
 @dataclass
@@ -222,10 +222,24 @@ def run_with_progress(cmd: list[str], log: Path, desc: str, total: int | None,
         raise ToolkitError(f"{desc}: '{Path(cmd[0]).name}' failed (exit {rc}); log {log}:\n{tail}")
 
 
-def run_to_file(cmd: list[str], out: Path, log: Path) -> None:
-    """Run ``cmd`` with stdout into ``out`` (atomically) and stderr into ``log``."""
-    with atomic_open(out) as fh, open(log, "w", encoding="utf-8") as err:
-        rc = run(cmd, stdout=fh, stderr=err, text=True)
+def run_to_file(cmd: list[str], out: Path, log: Path, desc: str = "",
+                total: int | None = None, line_pattern: str | None = None,
+                show: bool = False) -> None:
+    """Run ``cmd`` with stdout into ``out`` (atomically) and stderr into ``log``; with
+    ``show`` and ``line_pattern``, a bar over the ``total`` output lines that match it
+    (e.g. fairseq-generate's ``H-`` lines: one per sentence translated)."""
+    from tqdm import tqdm
+
+    rx = re.compile(line_pattern) if line_pattern else None
+    with atomic_open(out) as fh, open(log, "w", encoding="utf-8") as err, \
+            tqdm(total=total, desc=desc, unit="sentence", disable=not (show and rx)) as bar:
+        with child(cmd, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1,
+                   env={**os.environ, "PYTHONUNBUFFERED": "1"}) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                fh.write(line)
+                if rx is not None and rx.match(line):
+                    bar.update(1)
+            rc = proc.wait()
         if rc != 0:
             raise ToolkitError(f"'{Path(cmd[0]).name}' failed (exit {rc}); see {log}")
-

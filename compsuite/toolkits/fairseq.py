@@ -154,9 +154,10 @@ class FairseqBackend(Backend):
         ]
         if not cuda_available():
             cmd.append("--cpu")
-        if show:
-            print(f"fairseq-generate: {split} -> {out}", flush=True)
-        run_to_file(cmd, out, run_dir / f"generate-{split}.log")
+        src = data.raw / f"{split}.src"
+        total = sum(1 for _ in open(src, "rb")) if src.is_file() else None
+        run_to_file(cmd, out, run_dir / f"generate-{split}.log", desc=f"fairseq-generate {split}",
+                    total=total, line_pattern=r"H-\d+\t", show=show)
         return out
 
     def read_predictions(self, path: Path, data: Dataset, split: str):
