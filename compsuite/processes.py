@@ -44,10 +44,6 @@ class Stopped(BaseException):
         return 128 + self.signum
 
 
-def stopping() -> bool:
-    return _stopping.is_set()
-
-
 def check_stop() -> None:
     """Raise :class:`Stopped` when the suite is stopping (called between steps, and
     by the threads that run trainings side by side)."""

@@ -1,8 +1,9 @@
 """Loading toolkit checkpoints for models in the loop: which toolkit wrote a
 checkpoint, and fairseq's loading (shared by the fairseq translator and classifier).
 
-Each loader imports its toolkit when called, keeps the toolkit's per-batch logging
-to warnings, and lets torch>=2.6 read the toolkit's checkpoints (see
+Each loader imports its toolkit when called (through
+:func:`compsuite.toolkit_noise.import_toolkit`, which keeps its per-batch logging to
+warnings), and lets torch>=2.6 read the toolkit's checkpoints (see
 ``compsuite/torch_compat.py``).  A missing or unreadable checkpoint is a
 :class:`~compsuite.data_prep.common.io.DataError` naming the file.
 """
@@ -12,14 +13,6 @@ import re
 from pathlib import Path
 
 from compsuite.data_prep.common.io import DataError
-
-
-def quiet(*loggers: str) -> None:
-    """In-process inference logs every batch at INFO; keep the toolkits to warnings
-    (:func:`compsuite.toolkit_noise.quiet_loggers`)."""
-    from compsuite.toolkit_noise import quiet_loggers
-
-    quiet_loggers(*loggers)
 
 
 def existing(checkpoint: str | Path) -> Path:
@@ -99,7 +92,6 @@ def load_fairseq(checkpoint: str | Path, data: str | Path, **overrides):
     from compsuite.registry import ROOT
     from compsuite.torch_compat import allow_toolkit_checkpoints
 
-    quiet("fairseq")
     allow_toolkit_checkpoints()
     utils.import_user_module(Namespace(user_dir=str(ROOT / "fairseq_plugins")))
     checkpoint = existing(checkpoint)

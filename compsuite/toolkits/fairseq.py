@@ -155,7 +155,10 @@ class FairseqBackend(Backend):
         if not cuda_available():
             cmd.append("--cpu")
         src = data.raw / f"{split}.src"
-        total = sum(1 for _ in open(src, "rb")) if src.is_file() else None
+        total = None
+        if show and src.is_file():   # the bar's total: the split's sentences
+            with open(src, "rb") as fh:
+                total = sum(1 for _ in fh)
         run_to_file(cmd, out, run_dir / f"generate-{split}.log", desc=f"fairseq-generate {split}",
                     total=total, line_pattern=r"H-\d+\t", show=show)
         return out

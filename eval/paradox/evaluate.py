@@ -73,9 +73,10 @@ def flores_bleu(translator, folder: Path, out_dir: Path, show: bool = False) -> 
 
     sources, refs = read_lines(folder / "devtest.en"), read_lines(folder / "devtest.nl")
     path = out_dir / "flores-devtest.nl"
-    with progress(translator, len(sources), "translate Flores-101 devtest",
-                  show and stored(sources, path) is None):
-        hyps = translate_cached(translator, sources, path)
+    hyps = stored(sources, path)
+    if hyps is None:
+        with progress(translator, len(sources), "translate Flores-101 devtest", show):
+            hyps = translate_cached(translator, sources, path)
     bleu = sacrebleu.metrics.BLEU()
     score = bleu.corpus_score(hyps, [refs])
     return {"score": round(score.score, 2), "signature": str(bleu.get_signature()),
@@ -89,11 +90,14 @@ def consistency(translator, tests_dir: Path, out_dir: Path, synonym_forms: dict,
     from compsuite.eval.translators.base import progress
 
     tests = {test: read_test(tests_dir, test) for test in CONSISTENCY_TESTS}
-    todo = sum(len(inputs) for test, (inputs, _) in tests.items()
-               if stored(inputs, out_dir / f"final-{test}.nl") is None)
+    hyps_of = {test: stored(inputs, out_dir / f"final-{test}.nl")
+               for test, (inputs, _) in tests.items()}
+    todo = sum(len(tests[test][0]) for test, hyps in hyps_of.items() if hyps is None)
     with progress(translator, todo, "translate the consistency tests", show and todo > 0):
-        hyps_of = {test: translate_cached(translator, inputs, out_dir / f"final-{test}.nl")
-                   for test, (inputs, _) in tests.items()}
+        for test, hyps in hyps_of.items():
+            if hyps is None:
+                hyps_of[test] = translate_cached(translator, tests[test][0],
+                                                 out_dir / f"final-{test}.nl")
     out = {}
     for test, (inputs, samples) in tests.items():
         hyps = hyps_of[test]

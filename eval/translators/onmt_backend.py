@@ -16,12 +16,10 @@ class OnmtTranslator:
         from onmt.inference_engine import InferenceEnginePY
         from onmt.utils.parse import ArgumentParser
 
-        from compsuite.eval.checkpoints import quiet
         from compsuite.torch_compat import allow_toolkit_checkpoints
 
         from .base import count_batches
 
-        quiet("onmt")
         allow_toolkit_checkpoints()
         opt = _get_parser().parse_args([
             # -output defaults to pred.txt in the working directory; results come back in memory
