@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import BaseFairseqModel, register_model
 
-from ..packing import packed_lstm
+from ..packing import packed_lstm, packed_lstm_states
 
 
 # ----------------------------------------------------------------------------- masking
@@ -121,7 +121,7 @@ class _PairClassifier(BaseFairseqModel):
     def forward(self, premise_tokens, premise_lengths, hypothesis_tokens, hypothesis_lengths,
                 **kwargs):
         return self.classify(self.features(premise_tokens, premise_lengths,
-                                           hypothesis_tokens, hypothesis_lengths))
+                                           hypothesis_tokens, hypothesis_lengths, **kwargs))
 
     def max_positions(self):
         return None
@@ -292,3 +292,109 @@ class RSEBoWConfig(RSEConfig):
 @register_model("nli_rse_bow", dataclass=RSEBoWConfig)
 class ResidualSentenceEncoderBoW(ResidualSentenceEncoder):
     """RSE with its BiLSTMs replaced by feed-forward layers (Table 3's RSE BoW)."""
+
+
+# ----------------------------------------------------------------------------- DR-BiLSTM
+class DependentReader(nn.Module):
+    """Ghaeini et al. (2018)'s dependent reading with one BiLSTM (``hidden`` per
+    direction): each sentence is read once from a zero state (its *independent* reading,
+    whose final (h, c) is kept) and once starting from the other sentence's final
+    independent state (its *dependent* reading).  ``bow``: a position-wise Linear + ReLU
+    instead (Nie et al.'s Table 3 BoW), which has no state to pass on, so both readings
+    are the same."""
+
+    def __init__(self, d_in: int, hidden: int, bow: bool):
+        super().__init__()
+        self.bow = bow
+        if bow:
+            self.ff = nn.Linear(d_in, 2 * hidden)
+        else:
+            self.lstm = nn.LSTM(d_in, hidden, batch_first=True, bidirectional=True)
+
+    def forward(self, a, b, a_mask, b_mask):
+        """((a independent, a dependent), (b independent, b dependent)), each [B, L, 2h]
+        with zeros at padding."""
+        if self.bow:
+            fa = F.relu(self.ff(a)) * a_mask[..., None].to(a.dtype)
+            fb = F.relu(self.ff(b)) * b_mask[..., None].to(b.dtype)
+            return (fa, fa), (fb, fb)
+        la, lb = a_mask.sum(1), b_mask.sum(1)
+        a_ind, s_a = packed_lstm_states(self.lstm, a, la)
+        b_ind, s_b = packed_lstm_states(self.lstm, b, lb)
+        a_dep, _ = packed_lstm_states(self.lstm, a, la, s_b)
+        b_dep, _ = packed_lstm_states(self.lstm, b, lb, s_a)
+        return (a_ind, a_dep), (b_ind, b_dep)
+
+
+@dataclass
+class DRBiLSTMConfig(FairseqDataclass):
+    embed_dim: int = field(default=300, metadata={"help": "word embedding size (GloVe: 300)"})
+    hidden_size: int = field(default=450, metadata={
+        "help": "d: units per direction of both BiLSTMs, the projection and the MLP"})
+    mlp_dim: int = field(default=450, metadata={
+        "help": "the tanh MLP's hidden layer (not stated by Ghaeini et al.; d, as ESIM)"})
+    dropout: float = field(default=0.4, metadata={"help": "dropout on every feed-forward "
+                                                           "connection"})
+    bow: bool = field(default=False, metadata={
+        "help": "replace both BiLSTMs by position-wise feed-forward layers (Table 3 BoW)"})
+    freeze_embeddings: bool = field(default=False, metadata={"help": "do not train the "
+                                                              "word embeddings"})
+
+
+@register_model("nli_drbilstm", dataclass=DRBiLSTMConfig)
+class DRBiLSTM(_PairClassifier):
+    """DR-BiLSTM (Ghaeini et al. 2018, "DR-BiLSTM: Dependent Reading Bidirectional LSTM
+    for Natural Language Inference", NAACL; sections 3.1-3.4 and 4.2): ESIM whose two
+    BiLSTMs read each sentence *dependent* on the other (:class:`DependentReader`).
+
+    Input encoding (eqs. 1-2): only the dependent readings û, v̂ go on (the paper: pooling
+    the independent and dependent readings "does not further improve").  Attention and
+    enhancement as ESIM (eqs. 3-6) on û, v̂; a ReLU projection 8d -> d (eq. 7).
+    Inference (eqs. 8-13): dependent reading of the projected sequences, the independent
+    and dependent readings merged by an element-wise maximum at each position, then max
+    and average pooling over time (4d per sentence); an MLP with one tanh hidden layer
+    (eq. 14).  d = 450, dropout 0.4 on every feed-forward connection, Adam 4e-4, batch
+    32, GloVe 840B updated (section 4.2).  Not stated by the paper and ours: one BiLSTM
+    shared by the four readings of each layer (Figure 1's colours say parameters are
+    shared; which cannot be read from the text), the MLP width (d, as ESIM), and the
+    training schedule.  The paper gives no parameter count; ours is in
+    ``fairseq_plugins/doc.md``."""
+
+    def __init__(self, cfg, task):
+        super().__init__(cfg, task)
+        d = cfg.hidden_size
+        self.drop = nn.Dropout(cfg.dropout)
+        self.encoder = DependentReader(cfg.embed_dim, d, cfg.bow)
+        self.project = nn.Linear(8 * d, d)
+        self.inference = DependentReader(d, d, cfg.bow)
+        self.hidden = nn.Linear(8 * d, cfg.mlp_dim)              # [U; V], 4d each
+        self.out = nn.Linear(cfg.mlp_dim, self.num_classes)
+
+    def features(self, premise_tokens, premise_lengths, hypothesis_tokens,
+                 hypothesis_lengths=None, **kwargs):
+        pm, hm = premise_tokens.ne(self.pad), hypothesis_tokens.ne(self.pad)
+        u, v = self.drop(self.embed(premise_tokens)), self.drop(self.embed(hypothesis_tokens))
+        (_, u_hat), (_, v_hat) = self.encoder(u, v, pm, hm)
+        u_al, v_al, _, _ = soft_align(u_hat, v_hat, pm, hm)
+        p = F.relu(self.project(self.drop(torch.cat(
+            [u_hat, u_al, u_hat - u_al, u_hat * u_al], -1))))
+        q = F.relu(self.project(self.drop(torch.cat(
+            [v_hat, v_al, v_hat - v_al, v_hat * v_al], -1))))
+        (p_bar, p_hat), (q_bar, q_hat) = self.inference(p, q, pm, hm)
+        p_t, q_t = torch.maximum(p_bar, p_hat), torch.maximum(q_bar, q_hat)
+        return torch.cat([masked_max(p_t, pm), masked_mean(p_t, pm),
+                          masked_max(q_t, hm), masked_mean(q_t, hm)], -1)
+
+    def classify(self, v):
+        return self.out(self.drop(torch.tanh(self.hidden(self.drop(v)))))
+
+
+@dataclass
+class DRBiLSTMBoWConfig(DRBiLSTMConfig):
+    bow: bool = field(default=True, metadata={"help": "feed-forward layers for the BiLSTMs"})
+
+
+@register_model("nli_drbilstm_bow", dataclass=DRBiLSTMBoWConfig)
+class DRBiLSTMBoW(DRBiLSTM):
+    """DR-BiLSTM with its BiLSTMs replaced by feed-forward layers (Table 3's DR-BiLSTM
+    BoW): without a recurrent state, the dependent reading is the independent one."""
