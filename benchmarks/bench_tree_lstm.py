@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fairseq.data import Dictionary  # noqa: E402
 
-from fairseq_plugins.models.nli import masked_max, masked_mean  # noqa: E402
 from fairseq_plugins.models.nli_trees import STLSTMConfig, SyntacticTreeLSTM  # noqa: E402
 from fairseq_plugins.trees import recursive_tree_lstm  # noqa: E402
 
@@ -66,44 +65,16 @@ def batch(lengths, vocab: int, rng: random.Random) -> dict:
 class RecursiveSTLSTM(SyntacticTreeLSTM):
     """The same model, each sentence's tree-LSTMs computed one node at a time."""
 
-    def _per_example(self, cell, x, tree, lengths, T):
+    def run_tree(self, cell, x, sched):
         B, N, _ = x.shape
+        T = sched.T
         out = x.new_zeros(B, N, cell.hidden)
-        rows = []
         for b in range(B):
-            n = int(lengths[b])
-            xs = torch.cat([x[b, :n], x[b, T:T + n - 1]])
-            h = recursive_tree_lstm(cell, xs, tree[b, :n - 1], n)
-            rows.append((b, n, h))
-        for b, n, h in rows:
+            n = int(sched.lengths[b])
             idx = torch.cat([torch.arange(n), torch.arange(T, T + n - 1)])
+            h = recursive_tree_lstm(cell, x[b, idx], sched.children[b, :n - 1], n)
             out = out.index_put((torch.full_like(idx, b), idx), h)
         return out
-
-    def features(self, premise_tokens, premise_lengths, hypothesis_tokens,
-                 hypothesis_lengths=None, **kwargs):
-        from fairseq_plugins.models.nli import soft_align
-        from fairseq_plugins.trees import schedule
-
-        sides = []
-        for tokens, tree in ((premise_tokens, kwargs["premise_tree"]),
-                             (hypothesis_tokens, kwargs["hypothesis_tree"])):
-            B, T = tokens.shape
-            lengths = tokens.ne(self.pad).sum(1)
-            sched = schedule(tree, lengths, T)      # only for the node mask
-            words = self.drop(self.embed(tokens))
-            x = torch.cat([words, words.new_zeros(B, sched.K, words.size(-1))], 1)
-            sides.append((self._per_example(self.encoder, x, tree, lengths, T), sched,
-                          tree, lengths, T))
-        (a, sa, ta, la, Ta), (b, sb, tb, lb, Tb) = sides
-        a_al, b_al, _, _ = soft_align(a, b, sa.node_mask, sb.node_mask)
-        out = []
-        for x, x_al, s, tree, lengths, T in ((a, a_al, sa, ta, la, Ta), (b, b_al, sb, tb, lb, Tb)):
-            m = torch.cat([x, x_al, x - x_al, x * x_al], -1)
-            proj = torch.relu(self.project(self.drop(m)))
-            v = self._per_example(self.composition, proj, tree, lengths, T)
-            out.append(torch.cat([masked_mean(v, s.node_mask), masked_max(v, s.node_mask)], -1))
-        return torch.cat(out, -1)
 
 
 def throughput(model, batches, n_pairs: int) -> float:

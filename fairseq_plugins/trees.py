@@ -40,6 +40,8 @@ class Schedule:
     levels: list
     node_mask: torch.Tensor
     root: torch.Tensor
+    children: torch.Tensor = None
+    lengths: torch.Tensor = None
 
     @property
     def N(self) -> int:
@@ -84,7 +86,7 @@ def schedule(children: torch.Tensor, lengths: torch.Tensor, T: int) -> Schedule:
     mask[:, T:] = real
     root = np.where(n >= 2, T + n - 2, 0)
     return Schedule(B, T, K, levels, torch.from_numpy(mask).to(device),
-                    torch.from_numpy(root).to(device))
+                    torch.from_numpy(root).to(device), children, lengths)
 
 
 class BinaryTreeLSTM(nn.Module):

@@ -20,7 +20,6 @@
 Both take the word streams and, for S-TLSTM, ``premise_tree``/``hypothesis_tree``
 (``PAIR_INPUTS``); padding never changes an example's logits (tested).
 """
-from __future__ import annotations
 
 from dataclasses import dataclass, field
 
@@ -81,12 +80,17 @@ class SyntacticTreeLSTM(_PairClassifier):
         sched = schedule(tree, lengths, T)
         nodes = self.node_input.expand(B, sched.K, -1)
         x = self.drop(torch.cat([self.embed(tokens), nodes], 1))
-        return self.encoder(x, sched), sched
+        return self.run_tree(self.encoder, x, sched), sched
+
+    def run_tree(self, cell, x, sched):
+        """``cell`` over every node of the batch, level by level
+        (``benchmarks/bench_tree_lstm.py`` swaps in a per-example recursion)."""
+        return cell(x, sched)
 
     def compose(self, a, a_aligned, sched):
         """[root; average; max] of the composition tree-LSTM's node states."""
         m = torch.cat([a, a_aligned, a - a_aligned, a * a_aligned], -1)
-        v = self.composition(F.relu(self.project(m)), sched)
+        v = self.run_tree(self.composition, F.relu(self.project(m)), sched)
         mask = sched.node_mask
         root = v.gather(1, sched.root[:, None, None].expand(-1, 1, v.size(-1)))[:, 0]
         return torch.cat([root, masked_mean(v, mask), masked_max(v, mask)], -1)
