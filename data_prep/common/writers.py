@@ -157,11 +157,77 @@ def fairseq_subsets(splits: Sequence[str]) -> dict[str, str]:
 
 
 PAIR_SIDES = ("premise", "hypothesis", "label")
+#: per-word streams a sentence pair may carry beside its words
+#: (``{split}.premise_<F>``, ``{split}.hypothesis_<F>``; fairseq_plugins/doc.md)
+PAIR_FEATURES = ("pos", "tree", "chars")
+#: a ``chars`` line's word separator; ``tree`` lines' shift and reduce
+WORD_SEP, SHIFT, REDUCE = "<w>", "S", "R"
 
 
-def check_pairs(raw_dir: Path, splits: Sequence[str]) -> dict[str, int]:
+def pair_features(raw_dir: Path, splits: Sequence[str]) -> tuple[list[str], dict]:
+    """The :data:`PAIR_FEATURES` whose two files exist for every split, and, for the
+    others found in some splits only, the splits that lack them."""
+    present, partial = [], {}
+    for f in PAIR_FEATURES:
+        missing = [s for s in splits if not all((raw_dir / f"{s}.{side}_{f}").is_file()
+                                                for side in ("premise", "hypothesis"))]
+        if not missing:
+            present.append(f)
+        elif len(missing) < len(splits):
+            partial[f] = missing
+    return present, partial
+
+
+def feature_words(feature: str, tokens: list[str]) -> int:
+    """How many words a line of a per-word stream covers: its tags (``pos``), its
+    shifts (``tree``, which must build one binary tree) or its words (``chars``, none
+    empty); a :class:`ValueError` saying what is wrong otherwise."""
+    if feature == "tree":
+        depth = 0
+        for i, t in enumerate(tokens, 1):
+            if t not in (SHIFT, REDUCE):
+                raise ValueError(f"transition {i} is {t!r} (not {SHIFT} or {REDUCE})")
+            depth += 1 if t == SHIFT else -1
+            if depth < 1:
+                raise ValueError(f"transition {i} reduces a stack of one item")
+        if depth != 1:
+            raise ValueError(f"the transitions leave {depth} stack items, not one tree")
+        return tokens.count(SHIFT)
+    if feature == "chars":
+        if not tokens or tokens[0] == WORD_SEP or tokens[-1] == WORD_SEP or any(
+                a == b == WORD_SEP for a, b in zip(tokens, tokens[1:])):
+            raise ValueError(f"a word without characters (between {WORD_SEP!r} separators)")
+        return tokens.count(WORD_SEP) + 1
+    return len(tokens)
+
+
+def check_features(raw_dir: Path, split: str, words: dict[str, list[str]],
+                   features: Sequence[str]) -> None:
+    """Each per-word stream of ``split`` has one line per pair, covering as many words
+    as the sentence (errors name file and line)."""
+    for f in features:
+        for side in ("premise", "hypothesis"):
+            path = raw_dir / f"{split}.{side}_{f}"
+            lines = path.read_text(encoding="utf-8").splitlines()
+            if len(lines) != len(words[side]):
+                raise DataError(f"{path} has {len(lines)} lines, "
+                                f"{raw_dir / f'{split}.{side}'} has {len(words[side])}")
+            for i, (line, sentence) in enumerate(zip(lines, words[side]), 1):
+                try:
+                    n = feature_words(f, line.split())
+                except ValueError as e:
+                    raise DataError(f"{path}:{i}: {e}") from None
+                if n != len(sentence.split()):
+                    raise DataError(f"{path}:{i}: {n} words, {raw_dir / f'{split}.{side}'}:"
+                                    f"{i} has {len(sentence.split())}")
+
+
+def check_pairs(raw_dir: Path, splits: Sequence[str],
+                features: Sequence[str] = ()) -> dict[str, int]:
     """Line counts of ``{split}.{premise,hypothesis,label}``: equal in each split, no
-    empty sentence, evaluation labels among the training ones (errors name file, line)."""
+    empty sentence, evaluation labels among the training ones, and each of the
+    per-word ``features`` (:func:`check_features`) aligned with its sentences (errors
+    name file, line)."""
     counts: dict[str, int] = {}
     train_labels: set[str] | None = None
     for split in splits:
@@ -189,6 +255,7 @@ def check_pairs(raw_dir: Path, splits: Sequence[str]) -> dict[str, int]:
                 if lab not in train_labels:
                     raise DataError(f"{raw_dir / f'{split}.label'}:{i}: class {lab!r} is not "
                                     f"among the training labels ({', '.join(sorted(train_labels))})")
+        check_features(raw_dir, split, cols, features)
         counts[split] = n
     return counts
 
@@ -199,15 +266,25 @@ def write_fairseq_pairs(raw_dir: str | Path, out_dir: str | Path,
     ``--task sentence_pair_classification`` (fairseq_plugins/doc.md): one joined word
     dictionary for both sentences, and the classes pinned in sorted order (a
     ``--srcdict``), so class indices do not depend on label frequencies.  Test splits
-    are fairseq's ``test``, ``test1``, ... in :func:`fairseq_subsets` order."""
+    are fairseq's ``test``, ``test1``, ... in :func:`fairseq_subsets` order.
+
+    Each per-word stream F of :data:`PAIR_FEATURES` whose ``{split}.premise_F`` and
+    ``{split}.hypothesis_F`` exist for every split is checked against the sentences
+    and binarised too (``--source-lang premise_F --target-lang hypothesis_F
+    --joined-dictionary``: ``dict.premise_F.txt``); the manifest's ``pair_features``
+    says which, ``pair_features_partial`` which were left out for missing in some
+    splits (and which splits)."""
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
     splits = list(splits)
+    features, partial = pair_features(raw_dir, splits)
     args = {"raw_dir": str(raw_dir), "splits": splits, "layout": "sentence_pair"}
+    if features:   # only when there are some: earlier manifests stay complete
+        args["pair_features"] = features
     if is_complete(out_dir, "fairseq-preprocess", args):
         return {"skipped": True}
     if "train" not in splits:
         raise DataError(f"{raw_dir}: sentence pairs need a train split")
-    counts = check_pairs(raw_dir, splits)
+    counts = check_pairs(raw_dir, splits, features)
     tmp = out_dir.with_name(out_dir.name + ".tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -229,9 +306,14 @@ def write_fairseq_pairs(raw_dir: str | Path, out_dir: str | Path,
     run_logged(base + ["--only-source", "--source-lang", "label", "--padding-factor", "1",
                        "--srcdict", str(tmp / "classes.txt")] + prefs,
                tmp / "preprocess-labels.log", "fairseq-preprocess (labels)")
+    for f in features:
+        run_logged(base + ["--source-lang", f"premise_{f}", "--target-lang", f"hypothesis_{f}",
+                           "--joined-dictionary"] + prefs, tmp / f"preprocess-{f}.log",
+                   f"fairseq-preprocess ({f})")
     return _complete(tmp, out_dir, "fairseq-preprocess", args, counts,
                      ("compsuite", "fairseq-fixed", "torch"),
-                     {"fairseq_subsets": subsets, "classes": classes})
+                     {"fairseq_subsets": subsets, "classes": classes,
+                      "pair_features": features, "pair_features_partial": partial})
 
 
 def write_onmt(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] = SPLITS,

@@ -16,6 +16,12 @@ paths, or the quick profile's synthetic corpus) and writes, under ``root``:
   ``train``, ``valid``, one per evaluation set (the first is ``test``, the others
   ``test_<name>``), ``adv_soswap``, ``adv_addamod`` and ``pool_soswap``,
   ``pool_addamod``;
+* beside them, for the tree and feature-based models (S-TLSTM, G-TLSTM, DIIN),
+  ``raw/{split}.{premise,hypothesis}_{pos,tree,chars}`` (:mod:`.trees`): one Penn
+  Treebank tag per word, the binary parse as shift-reduce transitions (the file's
+  ``sentence{1,2}_binary_parse`` when the pair has one, as SNLI and MultiNLI do, else
+  our head-outward binarisation of ``sentence{1,2}_parse``: the adversaries and the
+  synthetic corpus), and each word's characters;
 * ``lexical/``: the softmax-regression classifier of section 5
   (:class:`compsuite.eval.nli.lexical.LexicalClassifier`) trained on the training
   pairs (or on the files ``lexical_train`` names: the paper trains it on SNLI + MNLI),
@@ -32,24 +38,31 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from compsuite.data_prep.common.io import DataError, atomic_open, sha256_file
 from compsuite.data_prep.common.manifest import is_complete, write_manifest
 
-from . import adversaries
+from . import adversaries, trees
 from .snli import LABELS, Pair, ReadStats, read_jsonl
+from .trees import PTB_TOKENS  # noqa: F401  (where it was defined before .trees)
 
 GENERATOR = "nli.corpus"
+#: the lexical classifier's and the reference analysis's version
 VERSION = "1"
+#: the raw folder's version: 2 added the pos, tree and chars streams (a folder of
+#: version 1 is rebuilt; the lexical classifier, whose inputs did not change, is not)
+RAW_VERSION = "2"
 SIDES = ("premise", "hypothesis", "label", "pairid")
+#: the per-word streams of each sentence (``{split}.premise_pos``, ...)
+FEATURE_SIDES = tuple(f"{side}_{f}" for side in ("premise", "hypothesis")
+                      for f in trees.FEATURES)
 #: λ values whose CS sizes rows.json records (Table 5's three and section 5.4's 0.95)
 SIZE_LAMBDAS = (0.5, 0.6, 0.7, 0.95)
 #: the λ grid of the accuracy-by-λ curves
 LAMBDA_GRID = tuple(round(0.05 * i, 2) for i in range(20))
-PTB_TOKENS = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{",
-              "-RCB-": "}", "``": '"', "''": '"'}
 
 
 @dataclass
@@ -79,7 +92,7 @@ def splits_of(source: Source, pools: bool) -> tuple[str, ...]:
 
 
 def words(tree) -> list[str]:
-    return [PTB_TOKENS.get(w, w) for w in tree.leaves()]
+    return trees.words_of(tree)
 
 
 def _read(paths, stats: ReadStats | None = None) -> list[Pair]:
@@ -90,22 +103,30 @@ def _read(paths, stats: ReadStats | None = None) -> list[Pair]:
 
 
 def write_split(raw: Path, split: str, pairs: list[Pair]) -> int:
-    """``raw/{split}.{premise,hypothesis,label,pairid}``; an empty sentence (a parse
-    without words) is an error naming the pair's file and line."""
+    """``raw/{split}.{premise,hypothesis,label,pairid}`` and the six per-word streams
+    ``{split}.{premise,hypothesis}_{pos,tree,chars}``.  An empty sentence (a parse
+    without words) or a binary parse whose leaves are not the parse's words is an
+    error naming the pair's file and line."""
     if not pairs:
         raise DataError(f"split '{split}' has no pairs")
-    with atomic_open(raw / f"{split}.premise") as fp, \
-            atomic_open(raw / f"{split}.hypothesis") as fh, \
-            atomic_open(raw / f"{split}.label") as fl, \
-            atomic_open(raw / f"{split}.pairid") as fi:
+    names = SIDES + FEATURE_SIDES
+    with ExitStack() as stack:
+        out = {n: stack.enter_context(atomic_open(raw / f"{split}.{n}")) for n in names}
         for p in pairs:
-            a, b = words(p.premise_tree), words(p.hypothesis_tree)
-            if not a or not b:
-                raise DataError(f"{p.source}:{p.line}: a sentence without words in its parse")
-            fp.write(" ".join(a) + "\n")
-            fh.write(" ".join(b) + "\n")
-            fl.write(p.label + "\n")
-            fi.write(p.pair_id + "\n")
+            where = f"{p.source}:{p.line}"
+            sides = (("premise", p.premise_tree, p.premise_binary_parse, "sentence1"),
+                     ("hypothesis", p.hypothesis_tree, p.hypothesis_binary_parse,
+                      "sentence2"))
+            lines = {"label": p.label, "pairid": p.pair_id}
+            for side, tree, binary, key in sides:
+                if not tree.leaves():
+                    raise DataError(f"{where}: a sentence without words in its parse")
+                streams = trees.sentence_streams(tree, binary,
+                                                 f"{where}: {key}_binary_parse")
+                lines[side] = streams.pop("words")
+                lines.update({f"{side}_{f}": v for f, v in streams.items()})
+            for n in names:
+                out[n].write(lines[n] + "\n")
     return len(pairs)
 
 
@@ -143,7 +164,7 @@ def build(root: str | Path, source: Source, *, rules: str = "strict", seed: int 
             "rules": rules, "seed": seed, "pools": pools,
             "adversaries": adv_eval["sha256"],
             "pool_adversaries": adv_train["sha256"] if adv_train else None}
-    if not is_complete(raw, GENERATOR, args, version=VERSION):
+    if not is_complete(raw, GENERATOR, args, version=RAW_VERSION):
         if show:
             print(f"nli data: {raw}", file=sys.stderr, flush=True)
         stats = ReadStats()
@@ -159,8 +180,9 @@ def build(root: str | Path, source: Source, *, rules: str = "strict", seed: int 
                 counts[f"pool_{kind}"] = write_split(
                     raw, f"pool_{kind}",
                     _read([root / "adversaries" / "train" / f"{kind}.jsonl"]))
-        write_manifest(raw, generator=GENERATOR, generator_version=VERSION, seed=seed,
-                       args=args, files=[f"{s}.{side}" for s in splits for side in SIDES],
+        write_manifest(raw, generator=GENERATOR, generator_version=RAW_VERSION, seed=seed,
+                       args=args, files=[f"{s}.{side}" for s in splits
+                                         for side in SIDES + FEATURE_SIDES],
                        counts=counts,
                        dropped={"no gold label ('-')": stats.as_dict()["skipped"]},
                        statistics={"eval_sets": {n: eval_split(i, n) for i, n in

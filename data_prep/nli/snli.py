@@ -4,8 +4,10 @@ read into trees.
 Both corpora ship one JSON object per line with ``sentence1`` (premise),
 ``sentence2`` (hypothesis), ``sentence{1,2}_parse`` (Stanford PCFG parses in Penn
 Treebank brackets), ``gold_label``, ``annotator_labels`` and ``pairID`` (MNLI adds
-``genre``).  A pair whose annotators reached no majority has the gold label ``-``: it
-is skipped and counted, as every NLI paper does.  A malformed line (not JSON, a key
+``genre``), and ``sentence{1,2}_binary_parse`` (the same parses binarised, unlabelled
+brackets; kept when present, for the tree models: :mod:`.trees`).  A pair whose
+annotators reached no majority has the gold label ``-``: it is skipped and counted, as
+every NLI paper does.  A malformed line (not JSON, a key
 missing, unbalanced brackets) is an error naming the file and line.
 
 The parses are read lazily (:attr:`Pair.premise_tree`), so reading a 550k-pair
@@ -158,6 +160,9 @@ class Pair:
     annotator_labels: list[str] = field(default_factory=list)
     premise_parse: str = ""
     hypothesis_parse: str = ""
+    #: ``sentence{1,2}_binary_parse`` where the file has them (SNLI, MultiNLI), else ""
+    premise_binary_parse: str = ""
+    hypothesis_binary_parse: str = ""
     genre: str | None = None
     source: str = ""
     line: int = 0
@@ -222,6 +227,8 @@ def read_jsonl(path: str | os.PathLike, *, parses: bool = True, labelled: bool =
                        annotator_labels=list(obj.get("annotator_labels") or []),
                        premise_parse=obj.get("sentence1_parse", ""),
                        hypothesis_parse=obj.get("sentence2_parse", ""),
+                       premise_binary_parse=obj.get("sentence1_binary_parse") or "",
+                       hypothesis_binary_parse=obj.get("sentence2_binary_parse") or "",
                        genre=obj.get("genre"), source=str(path), line=n)
     if not objects:
         raise DataError(f"{path}: file is empty (expected SNLI / MultiNLI pairs, one JSON "

@@ -38,6 +38,35 @@ lower-cased form) keeps its random initialisation; how many were found is logged
 vectors are read only when a model is built for training: a model reloaded from a
 checkpoint (``checkpoint_utils.load_model_ensemble_and_task``) takes its weights from
 the checkpoint and does not need the file.
+
+``--pair-inputs pos,tree,chars`` (any of them; none by default): per-word inputs of the
+tree and feature-based models (S-TLSTM, G-TLSTM, DIIN), binarised beside the words from
+``{split}.premise_F`` / ``{split}.hypothesis_F`` (``data_prep/common/writers.py``'s
+``write_fairseq_pairs``; ``dict.premise_F.txt``).  They are checked when a split is
+loaded: a ``pos`` line has one tag per word, a ``tree`` line is shift (``S``) and
+reduce (``R``) transitions building one binary tree over the words, a ``chars`` line
+has as many words (characters separated by spaces, words by ``<w>``), none empty; an
+error names the split, the side and the line otherwise.  ``net_input`` gains, per side
+(``premise_*``, ``hypothesis_*``):
+
+* ``premise_pos``: [B, T] tag ids, right-padded with the tag dictionary's pad (T: the
+  batch's longest sentence, as ``premise_tokens``);
+* ``premise_tree``: [B, max(T-1, 1), 2], the children of each internal node in
+  post-order (the k-th reduce).  Within a sentence of n words, nodes 0..n-1 are the
+  words and n+k the k-th internal node, so row n-2 is the root; rows from n-1 on are
+  -1 (a one-word sentence has no row with values: its root is word 0).  Computed with
+  numpy in the dataset (the data-loader workers), not in the model;
+* ``premise_chars``: [B, T, C] character ids, right-padded with the character
+  dictionary's pad on both axes (C: the batch's longest word; no cap).
+
+``task.feature_dictionary("pos")`` / ``("chars")`` give their dictionaries (None when
+not loaded), for a model's embeddings; a model declaring ``PAIR_INPUTS`` that were not
+loaded is refused when it is built (a ValueError naming ``--pair-inputs``).  With
+``--shuffle-words`` the tags and characters move with their words (the same
+permutation); the tree is kept as it is: a word-shuffled sentence has no parse, so
+its leaves are then the shuffled words in the original tree's shape.
+``encode_pairs`` takes the inputs as raw lines beside each pair (the classifier of
+``compsuite/eval/classifiers/fairseq_backend.py`` reads them from the raw streams).
 """
 
 import logging
@@ -60,6 +89,11 @@ from ..labels import FILLER, class_names
 logger = logging.getLogger(__name__)
 
 PREMISE, HYPOTHESIS = 0, 1   # the ``side`` in the shuffle's seed
+SIDES = ("premise", "hypothesis")
+#: the per-word inputs ``--pair-inputs`` may name
+PAIR_INPUTS = ("pos", "tree", "chars")
+#: a ``tree`` stream's shift and reduce; a ``chars`` stream's word separator
+SHIFT, REDUCE, WORD_SEP = "S", "R", "<w>"
 
 
 @dataclass
@@ -80,6 +114,10 @@ class SentencePairClassificationConfig(FairseqDataclass):
     augment_per_epoch: int = field(
         default=20000, metadata={"help": "pairs of the pool added to each epoch (all of "
                                          "them when the pool is smaller)"})
+    pair_inputs: str = field(
+        default="",
+        metadata={"help": "per-word inputs loaded beside the words, a comma list of pos, "
+                          "tree, chars (the tree and feature-based models)"})
     seed: int = II("common.seed")
 
 
@@ -89,6 +127,14 @@ def shuffle_words(tokens: torch.Tensor, pad: int, ids: Sequence[int], seed: int,
     """Each row's real (non-pad) tokens permuted, the padding on the right untouched.
     Row r's permutation comes from a generator seeded with (seed, epoch, ids[r], side):
     the same for a given seed, epoch and example, different between epochs."""
+    index = shuffle_index(tokens, pad, ids, seed, epoch, side)
+    return tokens.gather(1, index)
+
+
+def shuffle_index(tokens: torch.Tensor, pad: int, ids: Sequence[int], seed: int, epoch: int,
+                  side: int) -> torch.Tensor:
+    """The [B, T] positions :func:`shuffle_words` reads each row's tokens from (so
+    that per-word inputs can follow their words)."""
     mask = tokens.ne(pad)
     lengths = mask.sum(1).tolist()
     B, T = tokens.shape
@@ -98,7 +144,36 @@ def shuffle_words(tokens: torch.Tensor, pad: int, ids: Sequence[int], seed: int,
             raise ValueError("shuffle_words expects right-padded rows")
         rng = np.random.default_rng([int(seed), int(epoch), int(i), int(side)])
         index[r, :n] = rng.permutation(n)
-    return tokens.gather(1, torch.from_numpy(index).to(tokens.device))
+    return torch.from_numpy(index).to(tokens.device)
+
+
+def parse_pair_inputs(value: str) -> tuple:
+    """``--pair-inputs``' names, in :data:`PAIR_INPUTS` order (an unknown one is an
+    error)."""
+    names = [x.strip() for x in (value or "").split(",") if x.strip()]
+    unknown = [x for x in names if x not in PAIR_INPUTS]
+    if unknown:
+        raise ValueError(f"--pair-inputs: unknown input(s) {', '.join(unknown)} (choose from "
+                         f"{', '.join(PAIR_INPUTS)})")
+    return tuple(x for x in PAIR_INPUTS if x in names)
+
+
+def tree_children(shifts: np.ndarray) -> np.ndarray:
+    """[n-1, 2] children of the internal nodes of a transition sequence (``shifts``:
+    True for a shift, False for a reduce; already checked), in post-order: nodes
+    0..n-1 are the words, n+k the k-th reduce."""
+    n = int(shifts.sum())
+    out = np.empty((max(n - 1, 0), 2), dtype=np.int64)
+    stack, word, k = [], 0, 0
+    for is_shift in shifts.tolist():
+        if is_shift:
+            stack.append(word)
+            word += 1
+        else:
+            out[k, 1], out[k, 0] = stack.pop(), stack.pop()
+            stack.append(n + k)
+            k += 1
+    return out
 
 
 def load_word_vectors(path: str, dictionary: Dictionary, weight: torch.Tensor) -> dict:
@@ -198,17 +273,193 @@ class _Subset(FairseqDataset):
         return int(self.sizes[index])
 
 
+def collate_trees(samples) -> torch.Tensor:
+    """[n-1, 2] children arrays -> [B, max(T-1, 1), 2], -1 where no node is."""
+    rows = max([len(c) for c in samples] + [1])
+    out = np.full((len(samples), rows, 2), -1, dtype=np.int64)
+    for r, c in enumerate(samples):
+        out[r, :len(c)] = c
+    return torch.from_numpy(out)
+
+
+def chars_matrix(ids: np.ndarray, sep: int, pad: int) -> np.ndarray:
+    """A ``chars`` line's ids (without ``</s>``) -> [words, longest word], padded."""
+    words = np.split(ids, np.flatnonzero(ids == sep))
+    words = [words[0]] + [w[1:] for w in words[1:]]      # drop each separator
+    out = np.full((len(words), max(len(w) for w in words)), pad, dtype=np.int64)
+    for i, w in enumerate(words):
+        out[i, :len(w)] = w
+    return out
+
+
+def collate_chars(samples, pad: int) -> torch.Tensor:
+    """[words, chars] arrays -> [B, T, C], padded on both axes."""
+    T = max(a.shape[0] for a in samples)
+    C = max(a.shape[1] for a in samples)
+    out = np.full((len(samples), T, C), pad, dtype=np.int64)
+    for r, a in enumerate(samples):
+        out[r, :a.shape[0], :a.shape[1]] = a
+    return torch.from_numpy(out)
+
+
+class _TreeDataset(FairseqDataset):
+    """Transitions (without ``</s>``) -> the children of their internal nodes
+    (:func:`tree_children`); a batch is [B, max(T-1, 1), 2], -1 where no node is."""
+
+    def __init__(self, base, shift: int):
+        self.base, self.shift = base, shift
+        self.sizes = base.sizes
+
+    def __getitem__(self, index):
+        return tree_children(self.base[index].numpy() == self.shift)
+
+    def __len__(self):
+        return len(self.base)
+
+    def collater(self, samples):
+        return collate_trees(samples)
+
+
+class _CharsDataset(FairseqDataset):
+    """A ``chars`` line (without ``</s>``) -> [words, longest word] character ids,
+    right-padded; a batch is [B, T, C], padded on both axes."""
+
+    def __init__(self, base, sep: int, pad: int):
+        self.base, self.sep, self.pad = base, sep, pad
+        self.sizes = base.sizes
+
+    def __getitem__(self, index):
+        return chars_matrix(self.base[index].numpy(), self.sep, self.pad)
+
+    def __len__(self):
+        return len(self.base)
+
+    def collater(self, samples):
+        return collate_chars(samples, self.pad)
+
+
+class _Items:
+    """A list of token tensors with ``sizes``, as :func:`check_pair_input` reads a
+    binarised stream (each item ending with ``</s>``)."""
+
+    def __init__(self, items):
+        self.items = items
+        self.sizes = np.array([len(t) for t in items], dtype=np.int64)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __len__(self):
+        return len(self.items)
+
+
+def _flat(ds) -> tuple[np.ndarray, np.ndarray]:
+    """(all tokens of an indexed dataset in one array, each item's start): a view of
+    the memory-mapped file when its items lie in order one after another (as
+    fairseq-preprocess writes them), else the items copied."""
+    sizes = np.asarray(ds.sizes, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    index, buf = getattr(ds, "_index", None), getattr(ds, "_bin_buffer", None)
+    if index is not None and buf is not None and len(sizes):
+        width = np.dtype(index.dtype).itemsize
+        pointers = np.asarray(index._pointers, dtype=np.int64)
+        if np.array_equal(pointers, pointers[0] + starts * width):
+            return np.frombuffer(buf, dtype=index.dtype, count=int(sizes.sum()),
+                                 offset=int(pointers[0])), starts
+    items = [np.asarray(ds[i], dtype=np.int64) for i in range(len(ds))]
+    return (np.concatenate(items) if items else np.zeros(0, np.int64)), starts
+
+
+def _per_item(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Sums of ``values`` (one per token) over each item."""
+    return np.add.reduceat(values, starts, dtype=np.int64) if len(starts) else starts
+
+
+def check_pair_input(name: str, ds, words: np.ndarray, dictionary: Dictionary) -> list:
+    """Per item of a binarised ``name`` stream (each ending with ``</s>``), what is
+    wrong with it given the item's ``words`` (sentence lengths): a list of (line,
+    reason), empty when all is well.  Vectorised over the whole stream."""
+    flat, starts = _flat(ds)
+    sizes = np.asarray(ds.sizes, dtype=np.int64)
+    eos, bad = dictionary.eos(), []
+    real = flat != eos
+    length = _per_item(real, starts)
+    if name == "pos":
+        for i in np.flatnonzero(length != words)[:1]:
+            bad.append((i + 1, f"{length[i]} tags for {words[i]} words"))
+    elif name == "tree":
+        shift, reduce = (dictionary.indices.get(x, -1) for x in (SHIFT, REDUCE))
+        step = (flat == shift).astype(np.int8) - (flat == reduce).astype(np.int8)
+        other = real & (step == 0)
+        depth = np.cumsum(step, dtype=np.int64)
+        before = np.where(starts > 0, depth[np.maximum(starts - 1, 0)], 0)
+        lowest = np.minimum.reduceat(depth, starts) - before if len(starts) else starts
+        final = depth[starts + sizes - 1] - before
+        shifts = _per_item(step == 1, starts)
+        for i in np.flatnonzero(_per_item(other, starts) > 0)[:1]:
+            bad.append((i + 1, "a transition that is neither S nor R"))
+        for i in np.flatnonzero((lowest < 1) | (final != 1))[:1]:
+            bad.append((i + 1, "the transitions do not build one binary tree"))
+        for i in np.flatnonzero(shifts != words)[:1]:
+            bad.append((i + 1, f"{shifts[i]} shifts for {words[i]} words"))
+    else:
+        sep = flat == dictionary.indices.get(WORD_SEP, -1)
+        ends = starts + np.maximum(length - 1, 0)
+        empty = (length == 0) | sep[starts] | sep[ends] | (
+            _per_item(np.append(sep[:-1] & sep[1:], False), starts) > 0)
+        count = _per_item(sep, starts) + 1
+        for i in np.flatnonzero(empty)[:1]:
+            bad.append((i + 1, f"a word without characters (two {WORD_SEP} in a row, or one "
+                               f"at an end)"))
+        for i in np.flatnonzero(count != words)[:1]:
+            bad.append((i + 1, f"{count[i]} words of characters for {words[i]} words"))
+    return sorted(bad)
+
+
 # ----------------------------------------------------------------------------- the task
 @register_task("sentence_pair_classification", dataclass=SentencePairClassificationConfig)
 class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
     cfg: SentencePairClassificationConfig
 
-    def __init__(self, cfg, word_dictionary, label_dictionary):
+    def __init__(self, cfg, word_dictionary, label_dictionary, input_dictionaries=None):
         super().__init__(cfg)
         self.word_dict = word_dictionary
         self.label_dict = label_dictionary
+        #: --pair-inputs name -> its dictionary (only those loaded)
+        self.input_dicts = dict(input_dictionaries or {})
         self.epoch = 1
         self.embedding_stats = None
+
+    @property
+    def pair_inputs(self) -> tuple:
+        """The per-word inputs loaded (``--pair-inputs``), in :data:`PAIR_INPUTS` order."""
+        return tuple(self.input_dicts)
+
+    def feature_dictionary(self, name: str) -> Optional[Dictionary]:
+        """The dictionary of a loaded per-word input (``pos``, ``chars``; ``tree`` has
+        one too: S and R), None when ``--pair-inputs`` did not name it."""
+        return self.input_dicts.get(name)
+
+    @staticmethod
+    def load_input_dictionaries(data: str, names: Sequence[str]) -> dict:
+        """``dict.premise_<name>.txt`` of each named input (an error naming the file
+        and how to write it when absent)."""
+        out = {}
+        for name in names:
+            path = os.path.join(data, f"dict.premise_{name}.txt")
+            if not os.path.isfile(path):
+                raise FileNotFoundError(
+                    f"--pair-inputs {name}: {path} not found; binarise the raw "
+                    f"{{split}}.premise_{name} / {{split}}.hypothesis_{name} streams "
+                    f"(write_fairseq_pairs; fairseq_plugins/doc.md)")
+            d = Dictionary.load(path)
+            hyp = os.path.join(data, f"dict.hypothesis_{name}.txt")
+            if os.path.isfile(hyp) and Dictionary.load(hyp) != d:
+                raise ValueError(f"{data}: dict.premise_{name}.txt and "
+                                 f"dict.hypothesis_{name}.txt differ; binarise with "
+                                 f"--joined-dictionary")
+            out[name] = d
+        return out
 
     @classmethod
     def setup_task(cls, cfg, **kwargs):
@@ -224,9 +475,12 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
             raise ValueError(f"{cfg.data}: dict.premise.txt and dict.hypothesis.txt differ; "
                              f"binarise with --joined-dictionary (one word dictionary)")
         labels = Dictionary.load(os.path.join(cfg.data, "dict.label.txt"))
-        task = cls(cfg, words, labels)
+        names = parse_pair_inputs(getattr(cfg, "pair_inputs", ""))
+        task = cls(cfg, words, labels, cls.load_input_dictionaries(cfg.data, names))
         logger.info(f"[words] dictionary: {len(words)} types; {task.num_classes} classes: "
                     f"{' '.join(task.class_names())}")
+        for name, d in task.input_dicts.items():
+            logger.info(f"[{name}] dictionary: {len(d)} types")
         return task
 
     # ------------------------------------------------------------------ classes
@@ -250,9 +504,10 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
             raise FileNotFoundError(f"split '{split}' not found: {prefix}.{{bin,idx}}")
         return ds
 
-    def _streams(self, split: str, combine: bool = False):
-        """(premises, hypotheses, class indices, premise sizes, hypothesis sizes) of a
-        binarised subset, the sentences without their ``</s>``."""
+    def _streams(self, split: str, combine: bool = False) -> dict:
+        """A binarised subset's streams: ``premise``, ``hypothesis`` (without their
+        ``</s>``), ``labels`` (class indices), ``premise_sizes``, ``hypothesis_sizes``,
+        and each ``--pair-inputs`` stream (``premise_pos``, ...; :meth:`_inputs`)."""
         pair = os.path.join(self.cfg.data, f"{split}.premise-hypothesis.")
         premise = self._load(pair + "premise", self.word_dict, combine, split)
         hypothesis = self._load(pair + "hypothesis", self.word_dict, combine, split)
@@ -263,12 +518,13 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
         if not len(premise) == len(hypothesis) == len(tgt):
             raise ValueError(f"{split}: {len(premise)} premises, {len(hypothesis)} hypotheses "
                              f"and {len(tgt)} labels")
-        sizes = {}
+        out = {}
         for name, ds in (("premise", premise), ("hypothesis", hypothesis)):
             empty = np.flatnonzero(ds.sizes <= 1)   # only </s>
             if len(empty):
                 raise ValueError(f"{split}.{name}: line {empty[0] + 1} is an empty sentence")
-            sizes[name] = ds.sizes - 1              # without </s>
+            out[f"{name}_sizes"] = ds.sizes - 1     # without </s>
+            out[name] = StripTokenDataset(ds, self.word_dict.eos())
         eos, names = self.label_dict.eos(), self.class_names()
         labels = []
         for i in range(len(tgt)):
@@ -276,9 +532,29 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
             if len(t) != 2 or int(t[1]) != eos or self.label_dict[int(t[0])] not in names:
                 raise ValueError(f"{label_prefix}: line {i + 1} is not exactly one known class")
             labels.append(int(t[0]) - self.label_dict.nspecial)
-        return (StripTokenDataset(premise, self.word_dict.eos()),
-                StripTokenDataset(hypothesis, self.word_dict.eos()),
-                labels, sizes["premise"], sizes["hypothesis"])
+        out["labels"] = labels
+        out.update(self._inputs(split, combine, out))
+        return out
+
+    def _inputs(self, split: str, combine: bool, words: dict) -> dict:
+        """The ``--pair-inputs`` streams of a subset (without ``</s>``), each checked
+        against its sentences (:func:`check_pair_input`; an error names the split,
+        side and line)."""
+        out = {}
+        for name, d in self.input_dicts.items():
+            pair = os.path.join(self.cfg.data, f"{split}.premise_{name}-hypothesis_{name}.")
+            for side in SIDES:
+                ds = self._load(pair + f"{side}_{name}", d, combine, split)
+                if len(ds) != len(words[side]):
+                    raise ValueError(f"{split}: {len(ds)} lines of {side}_{name}, "
+                                     f"{len(words[side])} {side}s")
+                bad = check_pair_input(name, ds, np.asarray(words[f"{side}_sizes"]), d)
+                if bad:
+                    line, why = bad[0]
+                    raise ValueError(f"{split}: {side} line {line}: its {name} input does not "
+                                     f"fit the sentence: {why} ({pair}{side}_{name}.bin)")
+                out[f"{side}_{name}"] = StripTokenDataset(ds, d.eos())
+        return out
 
     def augmentation_sample(self, pool_size: int, epoch: int) -> np.ndarray:
         """The pool indices added to ``epoch``: ``augment_per_epoch`` of them (or the
@@ -294,41 +570,16 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
         return super().has_sharded_data(split)
 
     def load_dataset(self, split, combine=False, epoch=1, **kwargs):
-        premise, hypothesis, labels, p_sizes, h_sizes = self._streams(split, combine)
+        streams = self._streams(split, combine)
         is_train = split == getattr(self.cfg, "train_subset", "train")
         added = 0
         if is_train and getattr(self.cfg, "augment_subsets", ""):
-            from fairseq.data import ConcatDataset
-
-            prem, hyp, labs, ps, hs = [premise], [hypothesis], list(labels), [p_sizes], [h_sizes]
-            pools = [x.strip() for x in self.cfg.augment_subsets.split(",") if x.strip()]
-            streams = [self._streams(name) for name in pools]
-            total = sum(len(st[2]) for st in streams)
-            chosen = self.augmentation_sample(total, epoch)
-            offset = 0
-            for st in streams:
-                n = len(st[2])
-                idx = chosen[(chosen >= offset) & (chosen < offset + n)] - offset
-                if len(idx):
-                    prem.append(_Subset(st[0], idx))
-                    hyp.append(_Subset(st[1], idx))
-                    labs += [st[2][i] for i in idx]
-                    ps.append(st[3][idx])
-                    hs.append(st[4][idx])
-                offset += n
-            added = len(chosen)
-            premise, hypothesis, labels = ConcatDataset(prem), ConcatDataset(hyp), labs
-            p_sizes, h_sizes = np.concatenate(ps), np.concatenate(hs)
-            logger.info(f"epoch {epoch}: {added} of {total} pairs of {','.join(pools)} added "
-                        f"to {split}")
-        pad = self.word_dict.pad()
+            streams, added = self._augmented(split, streams, epoch)
+        p_sizes, h_sizes = streams["premise_sizes"], streams["hypothesis_sizes"]
         dataset = NestedDictionaryDataset(
             {"id": IdDataset(),
-             "net_input": {"premise_tokens": RightPadDataset(premise, pad_idx=pad),
-                           "premise_lengths": NumelDataset(premise, reduce=False),
-                           "hypothesis_tokens": RightPadDataset(hypothesis, pad_idx=pad),
-                           "hypothesis_lengths": NumelDataset(hypothesis, reduce=False)},
-             "target": RawLabelDataset(labels),
+             "net_input": self._net_input(streams),
+             "target": RawLabelDataset(streams["labels"]),
              "nsentences": NumSamplesDataset(),
              "ntokens": _SumDataset(p_sizes + h_sizes)},
             sizes=[np.maximum(p_sizes, h_sizes)])
@@ -339,9 +590,60 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
         logger.info(f"{split}: {len(dataset)} pairs")
         return dataset
 
+    def _augmented(self, split: str, streams: dict, epoch: int) -> tuple:
+        """The train streams plus this epoch's sample of the ``--augment-subsets``
+        pool (:meth:`augmentation_sample`), every stream alike; and how many were
+        added."""
+        from fairseq.data import ConcatDataset
+
+        pools = [x.strip() for x in self.cfg.augment_subsets.split(",") if x.strip()]
+        subsets = [self._streams(name) for name in pools]
+        total = sum(len(st["labels"]) for st in subsets)
+        chosen = self.augmentation_sample(total, epoch)
+        keys = [k for k in streams if k != "labels"]
+        parts, labels = {k: [streams[k]] for k in keys}, list(streams["labels"])
+        offset = 0
+        for st in subsets:
+            n = len(st["labels"])
+            idx = chosen[(chosen >= offset) & (chosen < offset + n)] - offset
+            if len(idx):
+                for k in keys:
+                    parts[k].append(st[k][idx] if k.endswith("_sizes") else _Subset(st[k], idx))
+                labels += [st["labels"][i] for i in idx]
+            offset += n
+        out = {k: np.concatenate(v) if k.endswith("_sizes") else ConcatDataset(v)
+               for k, v in parts.items()}
+        out["labels"] = labels
+        logger.info(f"epoch {epoch}: {len(chosen)} of {total} pairs of {','.join(pools)} added "
+                    f"to {split}")
+        return out, len(chosen)
+
+    def _net_input(self, streams: dict) -> dict:
+        """The ``net_input`` datasets: the words of each side, and its ``--pair-inputs``
+        (see the module docstring for their shapes)."""
+        pad = self.word_dict.pad()
+        net = {}
+        for side in SIDES:
+            net[f"{side}_tokens"] = RightPadDataset(streams[side], pad_idx=pad)
+            net[f"{side}_lengths"] = NumelDataset(streams[side], reduce=False)
+        for name, d in self.input_dicts.items():
+            for side in SIDES:
+                ds = streams[f"{side}_{name}"]
+                if name == "pos":
+                    net[f"{side}_pos"] = RightPadDataset(ds, pad_idx=d.pad())
+                elif name == "tree":
+                    net[f"{side}_tree"] = _TreeDataset(ds, d.indices.get(SHIFT, -1))
+                else:
+                    net[f"{side}_chars"] = _CharsDataset(ds, d.indices.get(WORD_SEP, -1),
+                                                         d.pad())
+        return net
+
     def encode_pairs(self, pairs: Sequence) -> dict:
         """``net_input`` for (premise, hypothesis) strings, tokenised like the data
-        (words split on white space; a word not in the dictionary is ``<unk>``)."""
+        (words split on white space; a word not in the dictionary is ``<unk>``).  With
+        ``--pair-inputs``, each pair is (premise, hypothesis, inputs), ``inputs`` mapping
+        ``premise_tree``, ``hypothesis_pos``, ... to their lines in the raw streams'
+        format; they are checked against the words as the binarised ones are."""
         d, out = self.word_dict, {}
         for side, name in ((0, "premise"), (1, "hypothesis")):
             toks = [d.encode_line(p[side], add_if_not_exist=False, append_eos=False).long()
@@ -350,7 +652,34 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
                 raise ValueError(f"an empty {name}")
             out[f"{name}_tokens"] = data_utils.collate_tokens(toks, d.pad())
             out[f"{name}_lengths"] = torch.tensor([len(t) for t in toks])
+        for name, fd in self.input_dicts.items():
+            for side in SIDES:
+                out[f"{side}_{name}"] = self._encode_input(
+                    name, side, fd, pairs, out[f"{side}_lengths"].tolist())
         return out
+
+    def _encode_input(self, name: str, side: str, d: Dictionary, pairs, words) -> torch.Tensor:
+        key = f"{side}_{name}"
+        rows = []
+        for i, (p, n) in enumerate(zip(pairs, words)):
+            line = (p[2] if len(p) > 2 else {}).get(key)
+            if line is None:
+                raise ValueError(f"pair {i + 1}: no {key} (the model reads --pair-inputs "
+                                 f"{','.join(self.pair_inputs)}: give each pair its lines "
+                                 f"of the raw {{split}}.{key} stream)")
+            ids = d.encode_line(line, add_if_not_exist=False, append_eos=True).long()
+            bad = check_pair_input(name, _Items([ids]), np.array([n]), d)
+            if bad:
+                raise ValueError(f"pair {i + 1}: its {key} does not fit the sentence: "
+                                 f"{bad[0][1]}")
+            rows.append(ids[:-1].numpy())
+        if name == "pos":
+            return data_utils.collate_tokens([torch.from_numpy(r) for r in rows], d.pad())
+        if name == "tree":
+            shift = d.indices.get(SHIFT, -1)
+            return collate_trees([tree_children(r == shift) for r in rows])
+        sep = d.indices.get(WORD_SEP, -1)
+        return collate_chars([chars_matrix(r, sep, d.pad()) for r in rows], d.pad())
 
     @torch.no_grad()
     def predict(self, models, net_input: dict) -> list:
@@ -368,6 +697,12 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
     # ------------------------------------------------------------------ model
     def build_model(self, cfg, from_checkpoint=False):
         model = super().build_model(cfg, from_checkpoint)
+        needed = tuple(getattr(type(model), "PAIR_INPUTS", ()) or ())
+        missing = [x for x in needed if x not in self.input_dicts]
+        if missing:
+            raise ValueError(f"{type(model).__name__} reads {', '.join(needed)} beside the "
+                             f"words: pass --pair-inputs {','.join(needed)} (missing: "
+                             f"{', '.join(missing)})")
         if self.cfg.embedding_path and not from_checkpoint:
             embed = getattr(model, "embed", None)
             if not isinstance(embed, torch.nn.Embedding):
@@ -387,12 +722,21 @@ class SentencePairClassificationTask(KeepEvaluationExamples, FairseqTask):
         self.epoch = epoch
 
     def shuffled(self, sample: dict, epoch: int) -> dict:
-        """The batch with the words of each sentence permuted (see :func:`shuffle_words`)."""
+        """The batch with the words of each sentence permuted (see :func:`shuffle_words`),
+        their tags and characters with them; the tree is kept as it is."""
         ids = sample["id"].tolist()
         net = dict(sample["net_input"])
         pad = self.word_dict.pad()
-        for side, name in ((PREMISE, "premise_tokens"), (HYPOTHESIS, "hypothesis_tokens")):
-            net[name] = shuffle_words(net[name], pad, ids, self.cfg.seed, epoch, side)
+        for side, name in ((PREMISE, "premise"), (HYPOTHESIS, "hypothesis")):
+            tokens = net[f"{name}_tokens"]
+            index = shuffle_index(tokens, pad, ids, self.cfg.seed, epoch, side)
+            net[f"{name}_tokens"] = tokens.gather(1, index)
+            if f"{name}_pos" in net:
+                net[f"{name}_pos"] = net[f"{name}_pos"].gather(1, index)
+            if f"{name}_chars" in net:
+                chars = net[f"{name}_chars"]
+                net[f"{name}_chars"] = chars.gather(
+                    1, index[:, :, None].expand(-1, -1, chars.size(2)))
         return {**sample, "net_input": net}
 
     def train_step(self, sample, model, criterion, optimizer, update_num, ignore_grad=False):
