@@ -249,3 +249,144 @@ def test_parameter_counts_at_paper_size(plug):
                                                   batchnorm=False), task)) == 262_203
     assert _count(n.DRBiLSTM(n.DRBiLSTMConfig(), task)) == 9_196_653
     assert _count(n.DRBiLSTMBoW(n.DRBiLSTMBoWConfig(), task)) == 3_919_053
+
+
+# ----------------------------------------------------------------------------- fairseq
+NEW_RUNS = ["drbilstm-fairseq", "drbilstm-bow-fairseq", "drbilstm-ws-fairseq",
+            "stlstm-fairseq", "gtlstm-fairseq", "diin-fairseq"]
+
+
+@pytest.fixture(scope="module")
+def pair_bin(tmp_path_factory):
+    """Synthetic pairs written by the study's pair writer (words, POS, trees,
+    characters) and binarised by write_fairseq_pairs."""
+    import json
+
+    from compsuite.data_prep.common.writers import write_fairseq_pairs
+    from compsuite.data_prep.nli import corpus
+    from compsuite.data_prep.nli.snli import read_jsonl
+    from compsuite.data_prep.nli.synthetic import generate_pairs
+
+    root = tmp_path_factory.mktemp("nli_models")
+    raw = root / "raw"
+    for split, n in (("train", 48), ("valid", 16), ("test", 19)):
+        path = root / f"{split}.jsonl"
+        path.write_text("".join(json.dumps(p) + "\n" for p in generate_pairs(n, 5, split)))
+        corpus.write_split(raw, split, list(read_jsonl(path)))
+    write_fairseq_pairs(raw, root / "bin", splits=("train", "valid", "test"))
+    return root
+
+
+def _command(root, name, args, max_update):
+    from compsuite.data_prep.common.writers import toolkit_command
+    from compsuite.toolkits.base import to_cli
+
+    args = dict(args)
+    args.update(task="sentence_pair_classification", criterion="sequence_classification",
+                cpu=True, max_update=max_update, max_epoch=None, patience=-1, num_workers=0,
+                valid_subset="valid,test", log_format="simple", log_interval=1, seed=1,
+                no_epoch_checkpoints=True, save_dir=str(root / f"ck-{name}"))
+    return (toolkit_command("fairseq-train") + [str(root / "bin"), "--user-dir", str(USER_DIR)]
+            + to_cli(args))
+
+
+@pytest.fixture(scope="module")
+def trained(pair_bin):
+    """fairseq-train, two at a time: each new run at the tiny profile's size for 3
+    updates, and at the paper profile's (full-size models) for 1 update without
+    validation.  Returns name -> the run's log."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    jobs = [(run, _study_args(run, "tiny"), 3) for run in NEW_RUNS]
+    for run in NEW_RUNS:
+        args = _study_args(run, "paper")
+        args.update(disable_validation=True)
+        jobs.append((f"paper-{run}", args, 1))
+    logs = {}
+    for start in range(0, len(jobs), 2):
+        procs = []
+        for name, args, updates in jobs[start:start + 2]:
+            fh = open(pair_bin / f"train-{name}.log", "w")
+            procs.append((name, fh, subprocess.Popen(_command(pair_bin, name, args, updates),
+                                                     cwd=ROOT, stdout=fh,
+                                                     stderr=subprocess.STDOUT, env=env)))
+        for name, fh, proc in procs:
+            rc = proc.wait(timeout=600)
+            fh.close()
+            logs[name] = (pair_bin / f"train-{name}.log").read_text()
+            assert rc == 0, f"{name}:\n{logs[name][-3000:]}"
+    return logs
+
+
+def _study_args(run, profile):
+    from compsuite.registry import get_study
+    from compsuite.toolkits import get_backend
+
+    study = get_study("nli")
+    return get_backend("fairseq").train_args(study.run(run), profile)
+
+
+@pytest.mark.parametrize("run", NEW_RUNS)
+def test_fairseq_train_reload_and_predict(plug, run, pair_bin, trained):
+    """Each new model, at the tiny profile's size, trains a few updates with
+    fairseq-train on the pair writer's streams, reloads from its checkpoint and predicts
+    every test pair; the reloaded model's accuracy is what training logged."""
+    import re
+
+    from fairseq import checkpoint_utils
+
+    from compsuite.torch_compat import allow_toolkit_checkpoints
+
+    log = trained[run]
+    assert "num_updates 3" in log and "done training" in log
+    allow_toolkit_checkpoints()
+    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+        [str(pair_bin / f"ck-{run}" / "checkpoint_last.pt")],
+        arg_overrides={"data": str(pair_bin / "bin")})
+    ds = task.load_dataset("test")
+    itr = task.get_batch_iterator(ds, max_sentences=8, required_batch_size_multiple=8)
+    preds = {}
+    for sample in itr.next_epoch_itr(shuffle=False):
+        for i, label in zip(sample["id"].tolist(), task.predict(models, sample["net_input"])):
+            preds[i] = label
+    assert sorted(preds) == list(range(19))
+    gold = (pair_bin / "raw" / "test.label").read_text().split()
+    acc = 100.0 * sum(preds[i] == g for i, g in enumerate(gold)) / len(gold)
+    logged = re.findall(r"valid on 'test' subset \|.*?\baccuracy ([\d.]+)", log)
+    assert acc == pytest.approx(float(logged[-1]), abs=0.01)
+    # the study's classifier reads the raw streams (words and, for these models, their
+    # parses, tags and characters) and predicts the same labels
+    from compsuite.data_prep.nli.corpus import read_split
+    from compsuite.eval.classifiers.fairseq_backend import FairseqClassifier
+    from compsuite.eval.nli.predict import pairs_of
+
+    clf = FairseqClassifier(pair_bin / f"ck-{run}" / "checkpoint_last.pt", pair_bin / "bin",
+                            batch_size=5)
+    assert set(clf.pair_inputs) == set(cfg.task.pair_inputs.split(",")) - {""}
+    raw = pair_bin / "raw"
+    pairs = pairs_of(raw, "test", read_split(raw, "test"), clf.pair_inputs)
+    assert clf.predict(pairs) == [preds[i] for i in range(19)]
+    if clf.pair_inputs:
+        with pytest.raises(ValueError, match="--pair-inputs"):
+            clf.predict([p[:2] for p in pairs])
+
+
+@pytest.mark.parametrize("run", NEW_RUNS)
+def test_paper_config_runs_one_update(run, pair_bin, trained):
+    """The paper profile's settings (full-size models) load and train one update; the
+    checkpoint records the paper's architecture and sizes."""
+    import torch
+
+    from compsuite.torch_compat import allow_toolkit_checkpoints
+
+    assert "done training" in trained[f"paper-{run}"]
+    allow_toolkit_checkpoints()
+    ck = torch.load(pair_bin / f"ck-paper-{run}" / "checkpoint_last.pt", map_location="cpu")
+    model = dict(ck["cfg"]["model"])
+    args = _study_args(run, "paper")
+    assert model["_name"] == args["arch"]
+    for key, want in args.items():
+        if key in model and key not in ("lr", "dropout"):
+            assert str(model[key]) == str(want), (key, model[key], want)

@@ -3,7 +3,9 @@
 ``src_tokens``/``src_lengths`` to class logits and offers ``features``; or with
 ``--task sentence_pair_classification``, whose inputs are (premise, hypothesis) pairs of
 tokenised strings (words outside the dictionary become ``<unk>``, counted in
-``unknown_words``; single sequences with such words are an error)."""
+``unknown_words``; single sequences with such words are an error), with a third item, a
+dict of the raw ``--pair-inputs`` lines, for a model that reads parses, tags or
+characters (:attr:`FairseqClassifier.pair_inputs`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -36,6 +38,13 @@ class FairseqClassifier:
         return hasattr(self.task, "encode_pairs")
 
     @property
+    def pair_inputs(self) -> tuple:
+        """The per-word inputs the model reads beside the words (``--pair-inputs``:
+        ``pos``, ``tree``, ``chars``); each pair then carries them as its third item, a
+        dict of raw lines (``premise_tree``, ...)."""
+        return tuple(getattr(self.task, "pair_inputs", ()) or ())
+
+    @property
     def classes(self) -> list[str]:
         return list(self.task.class_names())
 
@@ -44,8 +53,9 @@ class FairseqClassifier:
         for i in range(0, len(inputs), self.batch_size):
             chunk = [tuple(p) for p in inputs[i:i + self.batch_size]]
             for p in chunk:
-                if len(p) != 2:
-                    raise DataError(f"input {p!r} is not a (premise, hypothesis) pair")
+                if len(p) not in (2, 3):
+                    raise DataError(f"input {p!r} is not a (premise, hypothesis) pair or a "
+                                    f"(premise, hypothesis, inputs) triple")
             net = self.task.encode_pairs(chunk)
             # words outside the dictionary are <unk> (test sets hold unseen words)
             self.unknown_words += int(net["premise_tokens"].eq(d.unk()).sum()

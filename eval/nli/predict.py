@@ -17,6 +17,30 @@ def to_predict(raw: Path, splits: list[str], run_dir: Path) -> int:
                if not (run_dir / f"predictions-{s}.tsv").is_file())
 
 
+def pairs_of(raw: Path, split: str, cols: dict, inputs=()) -> list:
+    """The split's (premise, hypothesis) pairs; with ``inputs`` (a model's
+    ``--pair-inputs``), (premise, hypothesis, {"premise_tree": line, ...}) triples read
+    from the raw streams beside the words (an error names a missing or short file)."""
+    pairs = list(zip(cols["premise"], cols["hypothesis"]))
+    if not inputs:
+        return pairs
+    from compsuite.data_prep.common.io import DataError, read_lines
+
+    extra = {}
+    for name in inputs:
+        for side in ("premise", "hypothesis"):
+            path = raw / f"{split}.{side}_{name}"
+            if not path.is_file():
+                raise DataError(f"{path}: no such file (the model reads --pair-inputs "
+                                f"{','.join(inputs)}; rebuild the dataset)")
+            lines = read_lines(path)
+            if len(lines) != len(pairs):
+                raise DataError(f"{path}: {len(lines)} lines, {raw / f'{split}.premise'}: "
+                                f"{len(pairs)}")
+            extra[f"{side}_{name}"] = lines
+    return [(p, h, {k: v[i] for k, v in extra.items()}) for i, (p, h) in enumerate(pairs)]
+
+
 def predict_split(clf, raw: Path, split: str, run_dir: Path) -> tuple[list[str], list[str]]:
     """Gold labels and the model's predictions on the raw split ``split``; the
     predictions are stored as ``run_dir/predictions-<split>.tsv`` and reused."""
@@ -28,7 +52,7 @@ def predict_split(clf, raw: Path, split: str, run_dir: Path) -> tuple[list[str],
     if path.is_file():
         pred = align(cols["pairid"], read_predictions(path), str(path))
     else:
-        pred = clf.predict(list(zip(cols["premise"], cols["hypothesis"])))
+        pred = clf.predict(pairs_of(raw, split, cols, getattr(clf, "pair_inputs", ())))
         with atomic_open(path) as fh:
             fh.writelines(f"{i}\t{p}\n" for i, p in zip(cols["pairid"], pred))
     return cols["label"], pred
