@@ -62,6 +62,9 @@ def schedule(children: torch.Tensor, lengths: torch.Tensor, T: int) -> Schedule:
         b = int(np.flatnonzero(real.sum(1) != np.maximum(n - 1, 0))[0])
         raise ValueError(f"batch row {b}: {int(real[b].sum())} internal nodes for "
                          f"{int(n[b])} words (a binary parse has n-1)")
+    if ((ch < 0) & real[:, :, None]).any():
+        b, k = np.argwhere(((ch < 0) & real[:, :, None]).any(-1))[0]
+        raise ValueError(f"batch row {b}: internal node {k} has a child -1")
     # sentence numbering -> buffer position: words stay, node n+k goes to T+k
     pos = np.where(ch >= n[:, None, None], ch - n[:, None, None] + T, ch)
     height = np.zeros((B, N), dtype=np.int64)

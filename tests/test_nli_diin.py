@@ -164,6 +164,11 @@ def test_gradients_reach_every_parameter(diin):
     loss = torch.nn.functional.cross_entropy(model(**net), torch.tensor([0, 2]))
     loss.backward()
     for name, p in model.named_parameters():
+        if name.endswith("score.bias"):
+            # the tri-linear score's bias adds the same number to every key's score: the
+            # softmax does not change, so its gradient is zero up to rounding
+            assert p.grad is not None and p.grad.abs().sum() < 1e-6, name
+            continue
         assert p.grad is not None and p.grad.abs().sum() > 0, name
 
 

@@ -338,6 +338,8 @@ def leaves(parse: str) -> list[str]:
 
 
 def generate_pairs(n: int, seed: int, split: str) -> list[dict]:
+    if split not in LONG_SHARE:
+        raise ValueError(f"split {split!r}: one of {', '.join(LONG_SHARE)}")
     rng = random.Random(f"{seed}:{split}")
     kinds = list(TYPES)
     weights = [TYPES[k][1] for k in kinds]

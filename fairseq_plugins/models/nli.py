@@ -90,7 +90,7 @@ def soft_align(a, b, a_mask, b_mask):
 
 
 # ----------------------------------------------------------------------------- base
-class _PairClassifier(BaseFairseqModel):
+class PairClassifier(BaseFairseqModel):
     """Word embedding (``embed``) -> the pair's features (subclass) -> class logits."""
 
     def __init__(self, cfg, task):
@@ -123,6 +123,11 @@ class _PairClassifier(BaseFairseqModel):
         return self.classify(self.features(premise_tokens, premise_lengths,
                                            hypothesis_tokens, hypothesis_lengths, **kwargs))
 
+    def tanh_mlp(self, v):
+        """ESIM's classifier (also DR-BiLSTM's and S-TLSTM's): dropout, Linear + tanh
+        (``self.hidden``), dropout, Linear to the classes (``self.out``)."""
+        return self.out(self.drop(torch.tanh(self.hidden(self.drop(v)))))
+
     def max_positions(self):
         return None
 
@@ -143,7 +148,7 @@ class ESIMConfig(FairseqDataclass):
 
 
 @register_model("nli_esim", dataclass=ESIMConfig)
-class ESIM(_PairClassifier):
+class ESIM(PairClassifier):
     def __init__(self, cfg, task):
         super().__init__(cfg, task)
         h = cfg.hidden_size
@@ -172,8 +177,7 @@ class ESIM(_PairClassifier):
         a_al, b_al, _, _ = self.align(a, b, pm, hm)
         return torch.cat([self.compose(a, a_al, pm), self.compose(b, b_al, hm)], -1)
 
-    def classify(self, v):
-        return self.out(self.drop(torch.tanh(self.hidden(self.drop(v)))))
+    classify = PairClassifier.tanh_mlp
 
 
 @dataclass
@@ -204,7 +208,7 @@ def _two_layer(d_in: int, d: int, dropout: float) -> nn.Sequential:
 
 
 @register_model("nli_dam", dataclass=DAMConfig)
-class DecomposableAttention(_PairClassifier):
+class DecomposableAttention(PairClassifier):
     def __init__(self, cfg, task):
         super().__init__(cfg, task)
         d = cfg.ff_dim
@@ -251,7 +255,7 @@ class RSEConfig(FairseqDataclass):
 
 
 @register_model("nli_rse", dataclass=RSEConfig)
-class ResidualSentenceEncoder(_PairClassifier):
+class ResidualSentenceEncoder(PairClassifier):
     def __init__(self, cfg, task):
         super().__init__(cfg, task)
         sizes = [int(s) for s in str(cfg.hidden_sizes).split(",") if s.strip()]
@@ -342,7 +346,7 @@ class DRBiLSTMConfig(FairseqDataclass):
 
 
 @register_model("nli_drbilstm", dataclass=DRBiLSTMConfig)
-class DRBiLSTM(_PairClassifier):
+class DRBiLSTM(PairClassifier):
     """DR-BiLSTM (Ghaeini et al. 2018, "DR-BiLSTM: Dependent Reading Bidirectional LSTM
     for Natural Language Inference", NAACL; sections 3.1-3.4 and 4.2): ESIM whose two
     BiLSTMs read each sentence *dependent* on the other (:class:`DependentReader`).
@@ -385,8 +389,7 @@ class DRBiLSTM(_PairClassifier):
         return torch.cat([masked_max(p_t, pm), masked_mean(p_t, pm),
                           masked_max(q_t, hm), masked_mean(q_t, hm)], -1)
 
-    def classify(self, v):
-        return self.out(self.drop(torch.tanh(self.hidden(self.drop(v)))))
+    classify = PairClassifier.tanh_mlp
 
 
 @dataclass

@@ -99,7 +99,7 @@ the network sees it, so an example's logits do not depend on how far its batch p
 (tested).  A longer sentence loses its words past ``--fixed-len``, as in [code]
 (``sentences_to_padded_index_sequences`` keeps the first ``seq_length`` tokens); the
 model logs a warning the first time that happens.  Longer words lose their characters
-past ``--chars-per-word`` silently, as in [code].
+past ``--chars-per-word``, as in [code]; a warning the first time too.
 """
 
 import logging
@@ -111,7 +111,7 @@ import torch.nn.functional as F
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import register_model
 
-from .nli import _PairClassifier, masked_softmax
+from .nli import PairClassifier, masked_softmax
 
 logger = logging.getLogger(__name__)
 
@@ -279,9 +279,10 @@ def _fit(x: torch.Tensor, length: int, dim: int, pad: int) -> torch.Tensor:
 
 
 @register_model("nli_diin", dataclass=DIINConfig)
-class DIIN(_PairClassifier):
+class DIIN(PairClassifier):
     PAIR_INPUTS = PAIR_INPUTS
     _warned_long = False
+    _warned_chars = False
 
     def __init__(self, cfg, task):
         super().__init__(cfg, task)
@@ -363,6 +364,15 @@ class DIIN(_PairClassifier):
                 "past %d are dropped (as in the original DIIN). Warned once.",
                 longest, L, L)
 
+    def _check_chars(self, *chars):
+        C = self.cfg.chars_per_word
+        if DIIN._warned_chars or all(c.size(2) <= C for c in chars):
+            return
+        DIIN._warned_chars = True
+        logger.warning(
+            "nli_diin: a word of more than --chars-per-word %d characters; its characters "
+            "past %d are dropped (as in the original DIIN). Warned once.", C, C)
+
     def embed_sentence(self, tokens, pos, chars, em):
         """Fixed-length inputs -> the 448-wide embedding + highway, [B, L, d]."""
         B, L, C = chars.shape
@@ -387,6 +397,7 @@ class DIIN(_PairClassifier):
             raise ValueError(f"nli_diin needs --pair-inputs {','.join(PAIR_INPUTS)}: "
                              f"net_input lacks {', '.join(absent)}")
         self._check_length(premise_tokens, hypothesis_tokens)
+        self._check_chars(premise_chars, hypothesis_chars)
         L, C = self.cfg.fixed_len, self.cfg.chars_per_word
         em_p = self.exact_match(premise_tokens, hypothesis_tokens)
         em_h = self.exact_match(hypothesis_tokens, premise_tokens)

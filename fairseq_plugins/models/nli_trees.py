@@ -30,7 +30,7 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.models import register_model
 
 from ..trees import BinaryTreeLSTM, schedule
-from .nli import _PairClassifier, masked_max, masked_mean, soft_align
+from .nli import PairClassifier, masked_max, masked_mean, soft_align
 
 
 def need(kwargs: dict, names, model: str) -> list:
@@ -57,7 +57,7 @@ class STLSTMConfig(FairseqDataclass):
 
 
 @register_model("nli_stlstm", dataclass=STLSTMConfig)
-class SyntacticTreeLSTM(_PairClassifier):
+class SyntacticTreeLSTM(PairClassifier):
     """ESIM with tree-LSTMs (Chen et al. 2017); see the module docstring."""
 
     PAIR_INPUTS = ("tree",)
@@ -105,8 +105,7 @@ class SyntacticTreeLSTM(_PairClassifier):
         a_al, b_al, _, _ = soft_align(a, b, sa.node_mask, sb.node_mask)
         return torch.cat([self.compose(a, a_al, sa), self.compose(b, b_al, sb)], -1)
 
-    def classify(self, v):
-        return self.out(self.drop(torch.tanh(self.hidden(self.drop(v)))))
+    classify = PairClassifier.tanh_mlp
 
 
 # ----------------------------------------------------------------------------- G-TLSTM
@@ -118,13 +117,27 @@ class GTLSTMConfig(FairseqDataclass):
     mlp_layers: int = field(default=1, metadata={"help": "hidden layers of the MLP (600D: 3)"})
     dropout: float = field(default=0.1, metadata={
         "help": "dropout on the word embeddings, the MLP's input and its last hidden layer"})
-    batchnorm: bool = field(default=True, metadata={
-        "help": "batch normalisation of the MLP's input and last hidden layer (300D, 600D)"})
-    leaf_rnn: bool = field(default=True, metadata={
-        "help": "leaf states from an LSTM over the words (else a linear map of each word)"})
+    no_batchnorm: bool = field(default=False, metadata={
+        "help": "no batch normalisation of the MLP's input and last hidden layer (the 100D "
+                "model; 300D and 600D have it)"})
+    no_leaf_rnn: bool = field(default=False, metadata={
+        "help": "leaf states from a linear map of each word instead of an LSTM over the "
+                "words (Choi et al.'s 'no leaf LSTM' rows)"})
     temperature: float = field(default=1.0, metadata={"help": "Gumbel-softmax temperature"})
     freeze_embeddings: bool = field(default=False, metadata={
         "help": "do not train the word embeddings (300D and 600D kept GloVe fixed)"})
+
+
+class BatchNorm(nn.BatchNorm1d):
+    """Batch normalisation that normalises a training batch of one example with the
+    running statistics (a batch's own variance is undefined for one example; fairseq's
+    last batch of an epoch can hold one)."""
+
+    def forward(self, x):
+        if self.training and x.size(0) < 2:
+            return F.batch_norm(x, self.running_mean, self.running_var, self.weight,
+                                self.bias, False, 0.0, self.eps)
+        return super().forward(x)
 
 
 class GumbelTreeEncoder(nn.Module):
@@ -203,23 +216,23 @@ class GumbelTreeEncoder(nn.Module):
 
 
 @register_model("nli_gtlstm", dataclass=GTLSTMConfig)
-class GumbelTreeLSTM(_PairClassifier):
+class GumbelTreeLSTM(PairClassifier):
     """Choi, Yoo and Lee (2018)'s SNLI classifier (their eqs. 14-16); see the module
     docstring."""
 
     def __init__(self, cfg, task):
         super().__init__(cfg, task)
         self.drop = nn.Dropout(cfg.dropout)
-        self.encoder = GumbelTreeEncoder(cfg.embed_dim, cfg.hidden_size, cfg.leaf_rnn,
+        self.encoder = GumbelTreeEncoder(cfg.embed_dim, cfg.hidden_size, not cfg.no_leaf_rnn,
                                          cfg.temperature)
         d = 4 * cfg.hidden_size
-        self.bn_in = nn.BatchNorm1d(d) if cfg.batchnorm else nn.Identity()
+        self.bn_in = BatchNorm(d) if not cfg.no_batchnorm else nn.Identity()
         layers = []
         for _ in range(cfg.mlp_layers):
             layers += [nn.Linear(d, cfg.mlp_dim), nn.ReLU()]
             d = cfg.mlp_dim
         self.mlp = nn.Sequential(*layers)
-        self.bn_out = nn.BatchNorm1d(d) if cfg.batchnorm else nn.Identity()
+        self.bn_out = BatchNorm(d) if not cfg.no_batchnorm else nn.Identity()
         self.out = nn.Linear(d, self.num_classes)
         nn.init.uniform_(self.out.weight, -0.005, 0.005)
         nn.init.zeros_(self.out.bias)
