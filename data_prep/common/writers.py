@@ -12,6 +12,7 @@ move it into place, and both leave a manifest.
 """
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -298,18 +299,20 @@ def write_fairseq_pairs(raw_dir: str | Path, out_dir: str | Path,
         prefs += ["--validpref", str(raw_dir / "valid")]
     if subsets:
         prefs += ["--testpref", ",".join(str(raw_dir / s) for s in subsets)]
-    base = toolkit_command("fairseq-preprocess") + ["--destdir", str(tmp), "--workers",
-                                                    str(workers)]
-    run_logged(base + ["--source-lang", "premise", "--target-lang", "hypothesis",
-                       "--joined-dictionary"] + prefs, tmp / "preprocess.log",
-               "fairseq-preprocess (sentences)")
-    run_logged(base + ["--only-source", "--source-lang", "label", "--padding-factor", "1",
-                       "--srcdict", str(tmp / "classes.txt")] + prefs,
-               tmp / "preprocess-labels.log", "fairseq-preprocess (labels)")
-    for f in features:
-        run_logged(base + ["--source-lang", f"premise_{f}", "--target-lang", f"hypothesis_{f}",
-                           "--joined-dictionary"] + prefs, tmp / f"preprocess-{f}.log",
-                   f"fairseq-preprocess ({f})")
+    base = ["--destdir", str(tmp), "--workers", str(workers)]
+    calls = [base + ["--source-lang", "premise", "--target-lang", "hypothesis",
+                     "--joined-dictionary"] + prefs,
+             base + ["--only-source", "--source-lang", "label", "--padding-factor", "1",
+                     "--srcdict", str(tmp / "classes.txt")] + prefs]
+    calls += [base + ["--source-lang", f"premise_{f}", "--target-lang", f"hypothesis_{f}",
+                      "--joined-dictionary"] + prefs for f in features]
+    # one process for all the calls: each would otherwise spend seconds importing fairseq
+    with atomic_open(tmp / "preprocess-calls.json") as fh:
+        json.dump(calls, fh, indent=1)
+    run_logged([sys.executable, "-m", "compsuite.data_prep.common.fairseq_preprocess_many",
+                str(tmp / "preprocess-calls.json")], tmp / "preprocess-all.log",
+               "fairseq-preprocess (sentences, labels"
+               + "".join(f", {f}" for f in features) + ")")
     return _complete(tmp, out_dir, "fairseq-preprocess", args, counts,
                      ("compsuite", "fairseq-fixed", "torch"),
                      {"fairseq_subsets": subsets, "classes": classes,
