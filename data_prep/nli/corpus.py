@@ -130,12 +130,12 @@ def write_split(raw: Path, split: str, pairs: list[Pair]) -> int:
     return len(pairs)
 
 
-def read_split(raw: Path, split: str) -> dict[str, list[str]]:
-    """The four line-aligned files of a split (an error names a file whose line count
-    differs)."""
+def read_split(raw: Path, split: str, extra=()) -> dict[str, list[str]]:
+    """The four line-aligned files of a split, and the ``extra`` streams named
+    (``premise_tree``, ...; an error names a file whose line count differs)."""
     from compsuite.data_prep.common.io import read_lines
 
-    cols = {s: read_lines(raw / f"{split}.{s}") for s in SIDES}
+    cols = {s: read_lines(raw / f"{split}.{s}") for s in SIDES + tuple(extra)}
     n = len(cols["label"])
     for s, lines in cols.items():
         if len(lines) != n:

@@ -17,28 +17,30 @@ def to_predict(raw: Path, splits: list[str], run_dir: Path) -> int:
                if not (run_dir / f"predictions-{s}.tsv").is_file())
 
 
+def input_streams(inputs) -> list[str]:
+    """The raw streams of a model's ``--pair-inputs`` (``premise_tree``, ...)."""
+    return [f"{side}_{name}" for name in inputs for side in ("premise", "hypothesis")]
+
+
 def pairs_of(raw: Path, split: str, cols: dict, inputs=()) -> list:
     """The split's (premise, hypothesis) pairs; with ``inputs`` (a model's
-    ``--pair-inputs``), (premise, hypothesis, {"premise_tree": line, ...}) triples read
-    from the raw streams beside the words (an error names a missing or short file)."""
+    ``--pair-inputs``), (premise, hypothesis, {"premise_tree": line, ...}) triples, the
+    streams taken from ``cols`` or read beside the words (an error names a missing or
+    short file)."""
     pairs = list(zip(cols["premise"], cols["hypothesis"]))
     if not inputs:
         return pairs
-    from compsuite.data_prep.common.io import DataError, read_lines
+    names = input_streams(inputs)
+    if any(k not in cols for k in names):
+        from compsuite.data_prep.common.io import DataError
+        from compsuite.data_prep.nli.corpus import read_split
 
-    extra = {}
-    for name in inputs:
-        for side in ("premise", "hypothesis"):
-            path = raw / f"{split}.{side}_{name}"
-            if not path.is_file():
-                raise DataError(f"{path}: no such file (the model reads --pair-inputs "
-                                f"{','.join(inputs)}; rebuild the dataset)")
-            lines = read_lines(path)
-            if len(lines) != len(pairs):
-                raise DataError(f"{path}: {len(lines)} lines, {raw / f'{split}.premise'}: "
-                                f"{len(pairs)}")
-            extra[f"{side}_{name}"] = lines
-    return [(p, h, {k: v[i] for k, v in extra.items()}) for i, (p, h) in enumerate(pairs)]
+        for k in names:
+            if not (raw / f"{split}.{k}").is_file():
+                raise DataError(f"{raw / f'{split}.{k}'}: no such file (the model reads "
+                                f"--pair-inputs {','.join(inputs)}; rebuild the dataset)")
+        cols = read_split(raw, split, extra=names)
+    return [(p, h, {k: cols[k][i] for k in names}) for i, (p, h) in enumerate(pairs)]
 
 
 def predict_split(clf, raw: Path, split: str, run_dir: Path) -> tuple[list[str], list[str]]:
@@ -47,12 +49,15 @@ def predict_split(clf, raw: Path, split: str, run_dir: Path) -> tuple[list[str],
     from compsuite.data_prep.common.io import atomic_open
     from compsuite.data_prep.nli.corpus import read_split
 
-    cols = read_split(raw, split)
     path = run_dir / f"predictions-{split}.tsv"
+    inputs = getattr(clf, "pair_inputs", ())
     if path.is_file():
+        cols = read_split(raw, split)
         pred = align(cols["pairid"], read_predictions(path), str(path))
     else:
-        pred = clf.predict(pairs_of(raw, split, cols, getattr(clf, "pair_inputs", ())))
+        names = [k for k in input_streams(inputs) if (raw / f"{split}.{k}").is_file()]
+        cols = read_split(raw, split, extra=names)   # a missing one: pairs_of says so
+        pred = clf.predict(pairs_of(raw, split, cols, inputs))
         with atomic_open(path) as fh:
             fh.writelines(f"{i}\t{p}\n" for i, p in zip(cols["pairid"], pred))
     return cols["label"], pred

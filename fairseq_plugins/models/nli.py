@@ -60,6 +60,17 @@ def masked_sum(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (x * mask[..., None].to(x.dtype)).sum(1)
 
 
+def need(kwargs: dict, names, model: str) -> list:
+    """The pair inputs ``names`` from a forward's keyword arguments, or a ValueError
+    saying which ``--pair-inputs`` the model needs."""
+    missing = [n for n in names if kwargs.get(n) is None]
+    if missing:
+        kinds = sorted({n.split("_", 1)[1] for n in missing})
+        raise ValueError(f"{model} needs the task option --pair-inputs {','.join(kinds)} "
+                         f"(missing from the batch: {', '.join(missing)})")
+    return [kwargs[n] for n in names]
+
+
 class SequenceLayer(nn.Module):
     """A BiLSTM with ``hidden`` units per direction over packed sequences, or (``bow``)
     its bag-of-words stand-in: a position-wise Linear + ReLU to the same width,

@@ -111,7 +111,7 @@ import torch.nn.functional as F
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import register_model
 
-from .nli import PairClassifier, masked_softmax
+from .nli import PairClassifier, masked_softmax, need
 
 logger = logging.getLogger(__name__)
 
@@ -392,10 +392,7 @@ class DIIN(PairClassifier):
                  hypothesis_pos=None, hypothesis_chars=None, **kwargs):
         given = dict(premise_pos=premise_pos, premise_chars=premise_chars,
                      hypothesis_pos=hypothesis_pos, hypothesis_chars=hypothesis_chars)
-        absent = [k for k, v in given.items() if v is None]
-        if absent:
-            raise ValueError(f"nli_diin needs --pair-inputs {','.join(PAIR_INPUTS)}: "
-                             f"net_input lacks {', '.join(absent)}")
+        need(given, list(given), "nli_diin")
         self._check_length(premise_tokens, hypothesis_tokens)
         self._check_chars(premise_chars, hypothesis_chars)
         L, C = self.cfg.fixed_len, self.cfg.chars_per_word

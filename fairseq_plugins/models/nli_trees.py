@@ -30,18 +30,7 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.models import register_model
 
 from ..trees import BinaryTreeLSTM, schedule
-from .nli import PairClassifier, masked_max, masked_mean, soft_align
-
-
-def need(kwargs: dict, names, model: str) -> list:
-    """The pair inputs ``names`` from a forward's keyword arguments, or a ValueError
-    saying which ``--pair-inputs`` the model needs."""
-    missing = [n for n in names if kwargs.get(n) is None]
-    if missing:
-        kinds = sorted({n.split("_", 1)[1] for n in missing})
-        raise ValueError(f"{model} needs the task option --pair-inputs {','.join(kinds)} "
-                         f"(missing from the batch: {', '.join(missing)})")
-    return [kwargs[n] for n in names]
+from .nli import PairClassifier, masked_max, masked_mean, need, soft_align
 
 
 # ----------------------------------------------------------------------------- S-TLSTM
