@@ -100,6 +100,8 @@ class Run:
     profiles: dict[str, Any] = field(default_factory=dict)
     defaults: dict[str, Any] = field(default_factory=dict)
     gpu: dict[str, Any] = field(default_factory=dict)
+    #: the study file that declares the run (for errors naming its keys)
+    source: str = ""
 
 
 @dataclass
@@ -259,7 +261,7 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
         runs.register(run_name, Run(run_name, arch, toolkit, bool(spec.get("paper_setup", False)),
                                     spec.get("config"), dict(spec.get("args") or {}),
                                     dict(overrides), dict(defaults.get(toolkit) or {}),
-                                    dict(gpu)))
+                                    dict(gpu), where))
     profiles: Registry[Profile] = Registry(f"profile of study '{name}'")
     for prof_name, spec in raw["profiles"].items():
         at = f"{where}: profiles.{prof_name}"

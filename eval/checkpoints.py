@@ -71,7 +71,10 @@ def load_model(checkpoint: str | Path, data: str | Path | None = None,
     ``generation``: ``batch_size``, ``max_length``, ``beam``."""
     from compsuite.toolkits import Dataset, get_backend
 
-    checkpoint = existing(checkpoint)
+    if Path(checkpoint).is_dir():  # the hf backend's checkpoints are folders
+        toolkit = toolkit or "hf"
+    else:
+        checkpoint = existing(checkpoint)
     toolkit = toolkit or checkpoint_toolkit(checkpoint)
     dataset = None if data is None else Dataset(Path(data).parent,
                                                 formats={toolkit: Path(data)})

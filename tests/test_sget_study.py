@@ -49,7 +49,8 @@ def test_profile_settings_are_typed_with_todays_defaults(tmp_path):
     assert quick.parts == {"main": Part()} and quick.selection == Selection("all")
     paper = study.profile("paper").settings
     assert paper.selection.keep == "best"
-    assert paper.parts["no_restrictions"].runs == ["transformer-onmt"]
+    assert paper.parts["no_restrictions"].runs == ["llama2-hf"]   # Table 5: Llama 2 alone
+    assert paper.parts["no_concatenation"].runs == ["transformer-onmt", "llama2-hf"]
     # no parts (or null ones): main alone, with the profile's runs and seeds
     bare = study_with(tmp_path, lambda r: [r["profiles"]["quick"].pop(k)
                                            for k in ("parts", "data", "selection")])
@@ -64,7 +65,7 @@ def test_runs_of_parts_must_be_opennmt_runs(tmp_path):
         r["profiles"]["quick"]["parts"] = {"main": {"runs": ["transformer-fairseq"]}}
 
     with pytest.raises(ConfigError, match=r"profiles\.quick\.parts\.main\.runs: "
-                                          "'transformer-fairseq' is not an OpenNMT-py run"):
+                                          "'transformer-fairseq' is not an OpenNMT-py or hf run"):
         study_with(tmp_path, edit)
 
 
@@ -73,13 +74,16 @@ def test_plan_parts_with_their_own_runs_and_seeds():
     paper = study.plan(study.profile("paper"))
     assert {u.part for u in paper} == {"main", "no_restrictions", "no_concatenation"}
     main = [u for u in paper if u.part == "main"]
-    assert len(main) == 10 and {u.seed for u in main} == {1, 2, 3, 4, 5}
+    assert len(main) == 15 and {u.seed for u in main} == {1, 2, 3, 4, 5}
+    assert {u.run for u in main} == {"transformer-onmt", "lstm-onmt", "llama2-hf"}
     ablations = [u for u in paper if u.part != "main"]
-    assert {u.run for u in ablations} == {"transformer-onmt"} and len(ablations) == 10
+    assert {(u.part, u.run) for u in ablations} == {
+        ("no_restrictions", "llama2-hf"), ("no_concatenation", "transformer-onmt"),
+        ("no_concatenation", "llama2-hf")} and len(ablations) == 15
     assert all(u.dataset == u.part and u.path == f"{u.part}/{u.run}/seed{u.seed}"
                for u in paper)
     assert [u.path for u in study.plan(study.profile("quick"))] == [
-        "main/transformer-onmt/seed1"]
+        "main/transformer-onmt/seed1", "main/llama2-hf/seed1"]
     assert set(study.parts(study.profile("paper"))) == {"main", "no_restrictions",
                                                         "no_concatenation"}
 

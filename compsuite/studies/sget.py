@@ -44,6 +44,10 @@ from compsuite.studies.base import Study
 from compsuite.toolkits import Dataset
 
 
+#: the toolkits whose checkpoints SGET's selection reads (by training step)
+SELECTABLE = ("onmt", "hf")
+
+
 # ----------------------------------------------------------------------------- the YAML
 @dataclass
 class Data:
@@ -98,16 +102,16 @@ class SGET(Study):
         return {"data": add_data_commands, "eval": add_eval_commands}
 
     def check_profile(self, profile: Profile, where: str) -> None:
-        """Each part's runs exist and are OpenNMT-py runs (checkpoints are selected by
-        their step)."""
+        """Each part's runs exist and are OpenNMT-py or hf runs (their checkpoints are
+        listed by step, and SGET selects one by development exact match)."""
         for part, spec in profile.settings.parts.items():
             at = join(join(join(where, "parts"), part), "runs")
             for r in spec.runs or []:
                 if r not in self.runs:
                     raise ConfigError(f"{at}: unknown run '{r}'{near(r, self.runs)}")
-                if self.run(r).toolkit != "onmt":
-                    raise ConfigError(f"{at}: '{r}' is not an OpenNMT-py run (SGET selects "
-                                      "checkpoints by their step)")
+                if self.run(r).toolkit not in SELECTABLE:
+                    raise ConfigError(f"{at}: '{r}' is not an OpenNMT-py or hf run (SGET "
+                                      "selects checkpoints by their step)")
 
     # ------------------------------------------------------------------ units
     def parts(self, profile: Profile) -> dict[str, str]:
@@ -159,7 +163,8 @@ class SGET(Study):
                                         cache_dir=ctx.data.root / "partial_cache",
                                         show=ctx.show)
         return {"checkpoint": sel["checkpoint"], "checkpoint_selection": sel,
-                "predictions": str(out_dir), "splits": splits}
+                "predictions": str(out_dir), "splits": splits,
+                "stand_in": (ctx.trained or {}).get("stand_in")}
 
     def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
         from compsuite.eval.sget.report import build_report

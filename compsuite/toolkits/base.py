@@ -49,6 +49,9 @@ class Dataset:
     #: the raw files' shape: ``text_to_text`` (``raw/{split}.{src,tgt}``) or
     #: ``sentence_pair`` (``raw/{split}.{premise,hypothesis,label}``, a pair classified)
     layout: str = "text_to_text"
+    #: the same splits as plain, untokenised text (``{split}.src``, ``{split}.tgt``), for
+    #: models that bring their own tokenizer (the hf backend); None: the dataset has none
+    text: Path | None = None
 
     @property
     def raw(self) -> Path:
@@ -157,6 +160,16 @@ def finish_run(run_dir: Path, info: dict) -> dict:
     with atomic_open(run_dir / "train.json") as fh:
         json.dump(info, fh, indent=2)
     return info
+
+
+def remove_checkpoint(path: Path) -> None:
+    """Delete a checkpoint: a file (fairseq, OpenNMT-py) or a folder (hf)."""
+    import shutil
+
+    if Path(path).is_dir():
+        shutil.rmtree(path)
+    else:
+        Path(path).unlink()
 
 
 def to_cli(args: dict[str, Any]) -> list[str]:

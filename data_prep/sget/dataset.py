@@ -16,6 +16,8 @@ holds, each folder with its ``manifest.json`` and skipped when that matches:
   (English source, Japanese target; ``valid`` is the development set): the encoded
   pieces of ``encoded/``, hard-linked to them where the file system allows (a copy
   otherwise), with a manifest of their own;
+* ``plain/``: the same splits as plain text (``{train,valid,test,gen}.{src,tgt}``, hard
+  links to ``encoded/text/``), for models with their own tokenizer (``Dataset.text``);
 * ``onmt/``: the OpenNMT-py backend's copy and vocabularies (written by the backend).
 """
 from __future__ import annotations
@@ -39,8 +41,11 @@ PARTS = {
 SPLITS = ("train", "valid", "test", "gen")
 SOURCE_SPLIT = {"train": "train", "valid": "dev", "test": "test", "gen": "gen"}
 CORPUS = "sget.corpus"
-#: 2: raw/ hard-linked to encoded/ where it can be, beside the encoding's text/ folder
-CORPUS_VERSION = "2"
+#: 2: raw/ hard-linked to encoded/ where it can be, beside the encoding's text/ folder;
+#: 3: plain/ beside raw/
+CORPUS_VERSION = "3"
+#: the plain-text corpus folder (``Dataset.text``)
+PLAIN = "plain"
 #: the dataset's folder with the Sudachi + sentencepiece encoding
 ENCODED = "encoded"
 
@@ -76,7 +81,7 @@ def build_dataset(data_root: Path, part: str, *, scale: float = 1.0, data_seed: 
     manifest = preprocess.prepare(text, encoded, from_released=bool(released),
                                   en_vocab=en_vocab or preprocess.EN_VOCAB,
                                   ja_vocab=ja_vocab or preprocess.JA_VOCAB)
-    data = Dataset(root, SPLITS, label, allow_unknown=True)
+    data = Dataset(root, SPLITS, label, allow_unknown=True, text=root / PLAIN)
     write_corpus(encoded, data.raw, manifest)
     return data
 
@@ -125,15 +130,19 @@ def write_corpus(encoded: Path, raw: Path, encoded_manifest: dict) -> None:
     if is_complete(raw, CORPUS, args, version=CORPUS_VERSION):
         return
     raw.mkdir(parents=True, exist_ok=True)
+    plain = raw.parent / PLAIN
+    plain.mkdir(parents=True, exist_ok=True)
     files, counts = [], {}
     for split, name in SOURCE_SPLIT.items():
         for side, lang in (("src", "en"), ("tgt", "ja")):
             link_or_copy(encoded / f"{name}.{lang}", raw / f"{split}.{side}")
+            link_or_copy(encoded_text(raw.parent) / f"{name}.{lang}", plain / f"{split}.{side}")
             files.append(f"{split}.{side}")
         counts[split] = encoded_manifest["counts"][name]
     write_manifest(raw, generator=CORPUS, generator_version=CORPUS_VERSION, seed=None,
                    args=args, files=files, counts=counts,
-                   extra={"note": "valid = the development set (dev.txt)"})
+                   extra={"note": "valid = the development set (dev.txt); plain/ holds the "
+                                    "same splits as plain text"})
 
 
 def link_or_copy(src: Path, dst: Path) -> str:

@@ -183,6 +183,7 @@ def _models(results: list[dict], model_labels: Mapping[str, str]) -> tuple[dict,
     """Model key -> {architecture, toolkit, label}, in the paper's order; the key of a
     result (the architecture, with the toolkit when one architecture ran in two)."""
     toolkits: dict = defaultdict(set)
+    stand_in = {r.get("architecture") or "?" for r in results if r.get("stand_in")}
     for r in results:
         toolkits[r.get("architecture") or "?"].add(r.get("toolkit"))
 
@@ -196,7 +197,10 @@ def _models(results: list[dict], model_labels: Mapping[str, str]) -> tuple[dict,
         for t in sorted(toolkits.get(a, ()), key=str):
             k = a if len(toolkits[a]) <= 1 else f"{a}/{t}"
             label = model_labels.get(a, a) + ("" if len(toolkits[a]) <= 1 else f" ({t})")
-            info[k] = {"architecture": a, "toolkit": t, "label": label}
+            if a in stand_in:
+                label += " stand-in"
+            info[k] = {"architecture": a, "toolkit": t, "label": label,
+                       "stand_in": a in stand_in}
     return info, key
 
 
@@ -388,11 +392,25 @@ def _table2(c: _Setup) -> tuple[dict, list[str]]:
           f"Paper: {t2['source']}. {c.ours_line(MAIN)}\n",
           "How ours is computed: per trained model, exact match and BLEU over all sentences "
           "of the test set and of the generalisation set as the evaluation scored them "
-          "(exact match × 100), then mean ± std over seeds. Models we do not train "
-          "(Llama 2) are printed as published.\n",
+          "(exact match × 100), then mean ± std over seeds. A model we do not train "
+          "has no numbers of ours; the paper's are printed beside.\n",
+          *_stand_in_notes(c),
           markdown_table(["model", "set", "seeds", "Exact (%) ours", "Exact (%) paper",
                           "BLEU ours", "BLEU paper"], rows)]
     return {"source": t2["source"], "rows": entries}, md
+
+
+def _stand_in_notes(c: _Setup) -> list[str]:
+    """One line per model trained as a stand-in (its results' ``stand_in`` says what it
+    is): a small model built from a config, not the paper's model."""
+    notes = []
+    for k, m in c.models.items():
+        what = next((r["stand_in"] for rs in c.parts.values() for r in rs.get(k, [])
+                     if r.get("stand_in")), None)
+        if what:
+            notes.append(f"**{m['label']}: a stand-in, not {c.model_labels.get(m['architecture'], m['architecture'])}**"
+                         f" ({what}). Its row shows the pipeline at work, not the paper's model.\n")
+    return notes
 
 
 # ----------------------------------------------------------------------------- Table 3
@@ -688,8 +706,9 @@ def _table5(c: _Setup) -> tuple[dict | None, list[str]]:
           f"Paper: {t5['source']}. {c.ours_line(MAIN, NO_RESTRICTIONS)}\n",
           f"How ours is computed: as Table 2, for the models trained on the dataset with "
           f"selectional restrictions (part {MAIN}) and without them (part "
-          f"{NO_RESTRICTIONS}). The paper reports this only for {pl}, which we do not "
-          "train: its rows are printed as published, not as a comparison.\n",
+          f"{NO_RESTRICTIONS}). The paper reports this only for {pl}; its rows follow "
+          "ours, as published.\n",
+          *_stand_in_notes(c),
           markdown_table(["model", "restrictions", "set", "seeds", "Exact (%) ours",
                           "BLEU ours"], rows),
           f"\n{pl} (paper, as published):\n",

@@ -51,9 +51,11 @@ def select_checkpoint(backend, run_dir: Path, data, generation: dict, dev_refs: 
         raise DataError(f"{run_dir}: the selected checkpoint (step {best}) was deleted; "
                         "delete selection.json and retrain to select again")
     if keep == "best":
+        from compsuite.toolkits.base import remove_checkpoint
+
         for s, p in present.items():
             if s != best:
-                p.unlink()
+                remove_checkpoint(p)
     return {"metric": METRIC, "by_step": by_step, "best_step": int(best),
             "best_score": by_step[best], "checkpoint": str(present[best]),
             "n_dev": len(refs), "kept": keep}

@@ -1,0 +1,479 @@
+"""The Hugging Face backend: a causal or sequence-to-sequence language model from a
+local folder (``transformers``), fine-tuned with LoRA (``peft``) or fully by
+``transformers.Trainer``, translating through the translator protocol.
+
+A run's ``args`` (declared by :class:`Settings`; a profile's override merges over them
+key by key) say where the model comes from and how it is trained:
+
+* ``model``: a local folder with a model and its tokenizer (``${LLAMA2_DIR}``:
+  environment variables and ``~`` are expanded).  Nothing is ever downloaded: every
+  load passes ``local_files_only``; an unset variable or a missing folder is a
+  ConfigError naming the key;
+* or ``build``: a small model built from a config in the suite (``architecture``, a
+  ``transformers`` model type such as ``llama``; ``config``, its sizes;
+  ``tokenizer_vocab``), with a BPE tokenizer trained on the dataset's own training
+  text: a stand-in that runs on a CPU, built once per dataset under
+  ``<dataset>/hf/`` (the same weights for every training seed, as one pretrained
+  model is for the paper's seeds);
+* ``kind``: ``causal`` (the prompt, then the answer, then the end-of-sentence token;
+  the loss on the answer only) or ``seq2seq`` (the prompt in the encoder);
+* ``prompt``: the template, ``{input}`` standing for the source;
+* ``lora``: ``r``, ``alpha``, ``dropout``, ``target_modules`` (absent or null:
+  every weight is trained);
+* the schedule: ``learning_rate``, ``batch_size`` (sentences per update),
+  ``micro_batch_size`` (per forward pass; the rest is gradient accumulation),
+  ``epochs`` or ``max_steps``, ``warmup_steps``, ``weight_decay``, ``max_length``
+  (tokens of prompt and answer; longer examples are cut, and counted);
+* ``save_steps``: a checkpoint every N updates (absent: one per epoch).  A LoRA
+  checkpoint holds the adapter only;
+* on a GPU only: ``precision`` (``bf16`` or ``fp16`` mixed precision) and
+  ``load_in_8bit`` (bitsandbytes; refused without CUDA).
+
+Training runs in a child process (``python -m compsuite.toolkits.hf train
+CONFIG.json``, the command a user can rerun), resumes from its newest checkpoint, and
+writes into each checkpoint ``compsuite_hf.json`` (prompt, kind, answer stop), so any
+checkpoint folder loads as a translator by itself.  The dataset must carry plain text
+(``Dataset.text``): the model brings its own tokenizer.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from compsuite.data_prep.common.io import DataError, atomic_open, read_lines
+from compsuite.errors import ConfigError, ToolkitError
+from compsuite.schema import PositiveInt, check, join
+
+from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
+                   run_with_progress, thread_env)
+
+#: what each checkpoint folder holds besides the model: how to prompt it
+META = "compsuite_hf.json"
+#: the checkpoints' folder in a run folder, and their names (Trainer's)
+CHECKPOINTS = "checkpoints"
+PREFIX = "checkpoint-"
+
+
+# ----------------------------------------------------------------------------- the YAML
+@dataclass
+class Lora:
+    """LoRA's settings (Hu et al. 2022) as ``peft.LoraConfig`` takes them."""
+    r: PositiveInt = 8
+    alpha: float = 16
+    dropout: float = 0.05
+    target_modules: list[str] = field(default_factory=lambda: ["q_proj", "v_proj"])
+
+
+@dataclass
+class Build:
+    """A stand-in model built from a config (no pretrained weights)."""
+    architecture: str = "llama"
+    config: dict[str, Any] = field(default_factory=dict)
+    tokenizer_vocab: PositiveInt = 1000
+    #: the weights' seed (one model for every training seed)
+    seed: int = 0
+
+
+@dataclass
+class Settings:
+    """A run's ``args`` for the hf backend (see the module docstring)."""
+    model: str | None = None
+    build: Build | None = None
+    kind: Literal["causal", "seq2seq"] = "causal"
+    prompt: str = "{input}"
+    #: the answer ends at the first of these strings (besides the end-of-sentence token)
+    stop: list[str] = field(default_factory=lambda: ["\n"])
+    lora: Lora | None = None
+    learning_rate: float = 1e-4
+    batch_size: PositiveInt = 64
+    micro_batch_size: PositiveInt | None = None
+    epochs: float = 1.0
+    max_steps: PositiveInt | None = None
+    warmup_steps: int = 0
+    weight_decay: float = 0.0
+    max_length: PositiveInt = 256
+    save_steps: PositiveInt | None = None
+    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
+    load_in_8bit: bool = False
+    max_new_tokens: PositiveInt = 256
+
+    def check(self, where: str) -> None:
+        if (self.model is None) == (self.build is None):
+            raise ConfigError(f"{join(where, 'model')}: give the model's local folder "
+                              "(model: ${LLAMA2_DIR}, say) or a stand-in to build (build:), "
+                              "one of them")
+        if "{input}" not in self.prompt:
+            raise ConfigError(f"{join(where, 'prompt')}: the template has no {{input}}: "
+                              f"{self.prompt!r}")
+        if self.micro_batch_size and self.batch_size % self.micro_batch_size:
+            raise ConfigError(f"{join(where, 'micro_batch_size')}: {self.micro_batch_size} "
+                              f"does not divide batch_size {self.batch_size}")
+
+
+def settings(run, profile: str, gpu: bool = False) -> Settings:
+    """The run's ``args`` with its profile's override (and on a GPU its ``gpu``
+    options), checked; errors name the key."""
+    override = run.profiles.get(profile)
+    at = f"{run.source or 'the study YAML'}: runs.{run.name}"
+    if override is not None and not isinstance(override, dict):
+        raise ConfigError(f"{at}.profiles.{profile}: a mapping of hf options")
+    args = merge(merge(run.args, override), run.gpu if gpu else None)
+    s = check(Settings, args, f"{at}.args")
+    if s.model is not None:
+        from compsuite.data_prep.common.paths import resolve_path
+
+        model_key = f"{at}.args.model" + (f" (or profiles.{profile}.model)" if override else "")
+        s.model = str(resolve_path(s.model, model_key))
+    return s
+
+
+# ----------------------------------------------------------------------------- the backend
+class HFBackend(Backend):
+    name = "hf"
+
+    def before_threads(self) -> None:
+        import importlib
+
+        importlib.import_module("transformers")  # once, before trainings run in threads
+
+    def write_data(self, data: Dataset) -> Path:
+        return plain(data)
+
+    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
+        return checkpoints(run_dir)
+
+    def config(self, run, profile: str, data: Dataset, run_dir: Path, seed: int) -> dict:
+        """The training process's whole config (what ``config.json`` holds)."""
+        s = settings(run, profile, gpu=cuda_available())
+        text = plain(data)
+        base = s.model or str(build_folder(data, s.build, s.prompt))
+        return {"settings": asdict(s), "base": base, "seed": seed,
+                "train": [str(text / "train.src"), str(text / "train.tgt")],
+                "out": str(run_dir / CHECKPOINTS), "cuda": cuda_available()}
+
+    def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
+              threads: int | None = None, extra: dict | None = None,
+              show: bool = True) -> dict:
+        cfg = self.config(run, profile, data, run_dir, seed)
+        if extra:
+            cfg["settings"] = merge(cfg["settings"], extra)
+        h = config_hash(cfg)
+        done = begin_run(run_dir, h)
+        if done is not None:
+            return done
+        s = check(Settings, cfg["settings"], f"{run.source or 'the study YAML'}: runs.{run.name}.args")
+        stand_in = None
+        if s.build is not None:
+            stand_in = describe(build(data, s.build, s.prompt, show=show))
+        config_path = run_dir / "config.json"
+        with atomic_open(config_path) as fh:
+            json.dump(cfg, fh, indent=2)
+        cmd = [sys.executable, "-m", "compsuite.toolkits.hf", "train", str(config_path)]
+        start = time.time()
+        run_with_progress(cmd, run_dir / "train.log", f"train {run.name}", None,
+                          r"^step (\d+)/", show=show, env=thread_env(threads))
+        ckpts = checkpoints(run_dir)
+        if not ckpts:
+            raise ToolkitError(f"the hf training wrote no checkpoint; see {run_dir / 'train.log'}")
+        return finish_run(run_dir, {"toolkit": self.name, "checkpoint": str(ckpts[-1][1]),
+                                    "config_hash": h, "config": str(config_path),
+                                    "base": cfg["base"], "stand_in": stand_in,
+                                    "wall_s": round(time.time() - start, 1), "threads": threads})
+
+    def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
+                run_dir: Path, show: bool = True) -> Path:
+        from compsuite.eval.translators.base import translate
+
+        out = Path(run_dir) / f"pred-{split}.txt"
+        if out.is_file():
+            return out
+        sources = read_lines(plain(data) / f"{split}.src")
+        model = self.load(trained["checkpoint"], data, "translator", generation)
+        hyps = translate(model, sources, f"translate {split}", show=show)
+        with atomic_open(out) as fh:
+            fh.writelines(h + "\n" for h in hyps)
+        return out
+
+    def read_predictions(self, path: Path, data: Dataset, split: str):
+        from compsuite.eval.readers.predictions import read_plain
+
+        return read_plain(path, plain(data) / f"{split}.tgt", plain(data) / f"{split}.src")
+
+    def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
+             generation: dict | None = None):
+        if kind != "translator":
+            raise self._unsupported(kind)
+        from compsuite.eval.translators.hf_backend import HFTranslator
+
+        generation = generation or {}
+        return HFTranslator(Path(checkpoint), batch_size=generation.get("batch_size", 32),
+                            max_new_tokens=generation.get("max_new_tokens"))
+
+
+BACKEND = HFBackend()
+
+
+def plain(data: Dataset) -> Path:
+    """The dataset's plain-text folder (``{split}.src``, ``{split}.tgt``)."""
+    if data.text is None:
+        raise ConfigError(f"{data.root}: the hf backend reads plain text (its model brings "
+                          "its own tokenizer), and this dataset has none (Dataset.text)")
+    return data.text
+
+
+def checkpoints(run_dir: Path) -> list[tuple[int, Path]]:
+    """``checkpoints/checkpoint-N`` folders that hold a model, in step order."""
+    folder = Path(run_dir) / CHECKPOINTS
+    found = []
+    for p in folder.glob(PREFIX + "*"):
+        step = p.name[len(PREFIX):]
+        if p.is_dir() and step.isdigit() and (p / META).is_file():
+            found.append((int(step), p))
+    return sorted(found)
+
+
+# ----------------------------------------------------------------------------- stand-in models
+def build_folder(data: Dataset, spec: Build, prompt: str) -> Path:
+    """Where the stand-in of ``spec`` (its tokenizer trained with ``prompt``) for this
+    dataset lives."""
+    return data.root / "hf" / f"{spec.architecture}-{config_hash([asdict(spec), prompt])}"
+
+
+def build(data: Dataset, spec: Build, prompt: str, show: bool = True) -> Path:
+    """A stand-in model (``spec``) with a BPE tokenizer trained on the dataset's training
+    text (the sources inside ``prompt``, and the targets), written once (atomically)
+    and reused: the same bytes for the same data, spec and prompt."""
+    out = build_folder(data, spec, prompt)
+    if (out / "config.json").is_file():
+        return out
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
+
+    text = plain(data)
+    lines = [prompt.format(input=x) for x in read_lines(text / "train.src")]
+    tok = train_tokenizer(lines + read_lines(text / "train.tgt"), spec.tokenizer_vocab)
+    cfg = AutoConfig.for_model(spec.architecture, vocab_size=len(tok), pad_token_id=tok.pad_token_id,
+                               bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                               decoder_start_token_id=tok.bos_token_id, **spec.config)
+    torch.manual_seed(spec.seed)
+    auto = AutoModelForSeq2SeqLM if cfg.is_encoder_decoder else AutoModelForCausalLM
+    model = auto.from_config(cfg)
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    with atomic_open(tmp / "compsuite_build.json") as fh:
+        json.dump({"spec": asdict(spec), "trained_on": [str(text / "train.src"),
+                                                       str(text / "train.tgt")],
+                   "parameters": sum(p.numel() for p in model.parameters()),
+                   "note": "a stand-in built from a config: random weights, not a "
+                           "pretrained model"}, fh, indent=2)
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    if show:
+        print(f"hf: built a {spec.architecture} stand-in in {out}", file=sys.stderr, flush=True)
+    return out
+
+
+def describe(folder: Path) -> str:
+    """What a built stand-in is, in a few words (for reports)."""
+    info = json.loads((folder / "compsuite_build.json").read_text(encoding="utf-8"))
+    spec, cfg = info["spec"], json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    return (f"a {spec['architecture']} model built from a config: "
+            f"{cfg.get('num_hidden_layers', '?')} layers, d {cfg.get('hidden_size', '?')}, "
+            f"{info['parameters']:,} parameters, random weights trained on this dataset; "
+            f"byte-level BPE tokenizer of {cfg.get('vocab_size')} trained on its training text")
+
+
+def train_tokenizer(lines: list[str], vocab: int):
+    """A byte-level BPE tokenizer trained on ``lines`` (Llama's special tokens: ``<unk>``
+    0, also the padding, as Alpaca-LoRA pads; ``<s>`` 1, ``</s>`` 2)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=["<unk>", "<s>", "</s>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train_from_iterator(lines, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>",
+                                   eos_token="</s>", pad_token="<unk>")
+
+
+# ----------------------------------------------------------------------------- the training process
+class Examples:
+    """Tokenised training pairs: ``input_ids`` and ``labels`` (-100 where no loss).
+    Causal: prompt + answer + ``</s>``, the loss on the answer and ``</s>`` only (the
+    prompt's tokens counted as they are tokenised alone, as Alpaca-LoRA does);
+    seq2seq: the prompt in the encoder, the answer + ``</s>`` as labels.  Pairs longer
+    than ``max_length`` tokens are cut and counted (``cut``)."""
+
+    def __init__(self, tokenizer, sources: list[str], targets: list[str], s: Settings):
+        eos = tokenizer.eos_token_id
+        self.items, self.cut = [], 0
+        for src, tgt in zip(sources, targets):
+            prompt = s.prompt.format(input=src)
+            p = tokenizer(prompt, add_special_tokens=s.kind == "seq2seq")["input_ids"]
+            if s.kind == "seq2seq":
+                a = tokenizer(text_target=tgt)["input_ids"]
+                a = a if a and a[-1] == eos else a + [eos]
+                item = {"input_ids": p[:s.max_length], "labels": a[:s.max_length]}
+                self.cut += len(p) > s.max_length or len(a) > s.max_length
+            else:
+                bos = [tokenizer.bos_token_id] if tokenizer.bos_token_id is not None else []
+                full = bos + tokenizer(prompt + tgt, add_special_tokens=False)["input_ids"] + [eos]
+                n = len(bos) + len(p)
+                item = {"input_ids": full[:s.max_length],
+                        "labels": ([-100] * n + full[n:])[:s.max_length]}
+                self.cut += len(full) > s.max_length
+            self.items.append(item)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> dict:
+        return self.items[i]
+
+
+def collate(pad_id: int):
+    """Right padding (the positions of a sentence's tokens start at 0, as in
+    generation); labels padded with -100."""
+    import torch
+
+    def fn(batch: list[dict]) -> dict:
+        out = {}
+        for key, fill in (("input_ids", pad_id), ("labels", -100)):
+            n = max(len(b[key]) for b in batch)
+            out[key] = torch.tensor([b[key] + [fill] * (n - len(b[key])) for b in batch])
+        n = out["input_ids"].shape[1]
+        out["attention_mask"] = torch.tensor([[1] * len(b["input_ids"]) +
+                                              [0] * (n - len(b["input_ids"])) for b in batch])
+        return out
+    return fn
+
+
+def load_base(base: str, s: Settings, cuda: bool):
+    """The base model and tokenizer from a local folder (never a download), LoRA
+    added when asked."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    auto = AutoModelForSeq2SeqLM if s.kind == "seq2seq" else AutoModelForCausalLM
+    kwargs: dict[str, Any] = {"local_files_only": True}
+    if s.load_in_8bit:
+        if not cuda:
+            raise ConfigError("load_in_8bit: needs a CUDA GPU (bitsandbytes)")
+        from transformers import BitsAndBytesConfig
+
+        kwargs["quantization_config"] = BitsAndBytesConfig(load_in_8bit=True)
+    elif cuda and s.precision != "fp32":
+        kwargs["dtype"] = torch.bfloat16 if s.precision == "bf16" else torch.float16
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
+        model = auto.from_pretrained(base, **kwargs)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{base}: not a model folder transformers can load "
+                          f"({str(e).splitlines()[0]})") from None
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token_id = tokenizer.unk_token_id if tokenizer.unk_token_id is not None \
+            else tokenizer.eos_token_id
+    if s.lora is not None:
+        from peft import LoraConfig, get_peft_model
+
+        if s.load_in_8bit:
+            from peft import prepare_model_for_kbit_training
+
+            model = prepare_model_for_kbit_training(model)
+        model = get_peft_model(model, LoraConfig(
+            r=s.lora.r, lora_alpha=s.lora.alpha, lora_dropout=s.lora.dropout,
+            target_modules=s.lora.target_modules, bias="none",
+            task_type="SEQ_2_SEQ_LM" if s.kind == "seq2seq" else "CAUSAL_LM"))
+    return model, tokenizer
+
+
+def training_arguments(cfg: dict, s: Settings):
+    from transformers import TrainingArguments
+
+    micro = s.micro_batch_size or s.batch_size
+    cuda = cfg["cuda"]
+    return TrainingArguments(
+        output_dir=cfg["out"], per_device_train_batch_size=micro,
+        gradient_accumulation_steps=s.batch_size // micro, learning_rate=s.learning_rate,
+        num_train_epochs=s.epochs, max_steps=s.max_steps or -1, warmup_steps=s.warmup_steps,
+        weight_decay=s.weight_decay, lr_scheduler_type="linear", optim="adamw_torch",
+        save_strategy="steps" if s.save_steps else "epoch", save_steps=s.save_steps or 500,
+        logging_steps=1, logging_strategy="steps", report_to="none", disable_tqdm=True,
+        seed=cfg["seed"], data_seed=cfg["seed"], use_cpu=not cuda,
+        bf16=cuda and s.precision == "bf16", fp16=cuda and s.precision == "fp16",
+        dataloader_num_workers=0, remove_unused_columns=False)
+
+
+def progress_callback(s: Settings):
+    """Prints ``step N/M loss L`` (the backend's progress bar reads it) and writes
+    ``compsuite_hf.json`` into every checkpoint saved."""
+    from transformers import TrainerCallback
+
+    meta = {"kind": s.kind, "prompt": s.prompt, "stop": s.stop,
+            "max_new_tokens": s.max_new_tokens, "lora": s.lora is not None}
+
+    class Progress(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kw):
+            if logs and "loss" in logs:
+                print(f"step {state.global_step}/{state.max_steps} loss {logs['loss']:.4f} "
+                      f"lr {logs.get('learning_rate', 0):.3g}", flush=True)
+
+        def on_save(self, args, state, control, **kw):
+            folder = Path(args.output_dir) / f"{PREFIX}{state.global_step}"
+            with atomic_open(folder / META) as fh:
+                json.dump(meta, fh, indent=2)
+    return Progress()
+
+
+def train_from_config(path: Path) -> None:
+    """Train as ``config.json`` says (written by :meth:`HFBackend.train`), resuming from
+    the newest complete checkpoint."""
+    import torch
+    from transformers import Trainer
+
+    cfg = json.loads(Path(path).read_text(encoding="utf-8"))
+    s = check(Settings, cfg["settings"], f"{path}: settings")
+    torch.manual_seed(cfg["seed"])
+    model, tokenizer = load_base(cfg["base"], s, cfg["cuda"])
+    src, tgt = (read_lines(f) for f in cfg["train"])
+    if len(src) != len(tgt):
+        raise DataError(f"{cfg['train'][0]}: {len(src)} lines, but {cfg['train'][1]} has {len(tgt)}")
+    data = Examples(tokenizer, src, tgt, s)
+    print(f"hf: {len(data)} training pairs, {data.cut} cut at {s.max_length} tokens; "
+          f"{sum(p.numel() for p in model.parameters() if p.requires_grad)} trainable "
+          "parameters", flush=True)
+    trainer = Trainer(model=model, args=training_arguments(cfg, s), train_dataset=data,
+                      data_collator=collate(tokenizer.pad_token_id), processing_class=tokenizer,
+                      callbacks=[progress_callback(s)])
+    done = checkpoints(Path(cfg["out"]).parent)
+    resume = str(done[-1][1]) if done and (done[-1][1] / "trainer_state.json").is_file() else None
+    trainer.train(resume_from_checkpoint=resume)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m compsuite.toolkits.hf train CONFIG.json``: train as the config says."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2 or argv[0] != "train":
+        print("usage: python -m compsuite.toolkits.hf train CONFIG.json", file=sys.stderr)
+        return 2
+    try:
+        train_from_config(Path(argv[1]))
+    except (ConfigError, DataError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

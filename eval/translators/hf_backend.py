@@ -1,0 +1,111 @@
+"""Hugging Face backend: a checkpoint folder of the suite's hf backend (a full model, or
+a LoRA adapter over its base model) as a translator.
+
+Generation is ``transformers``' own: greedy, batched, left-padded for a causal model
+(so every prompt ends where generation starts; positions follow the attention mask),
+stopping at the end-of-sentence token or ``max_new_tokens``.  The answer is what
+follows the prompt, cut at the first ``stop`` string (``compsuite_hf.json`` of the
+checkpoint: the prompt template, the model kind, the stops), with its outer spaces
+stripped.  Everything is loaded with ``local_files_only``: nothing is downloaded.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from compsuite.data_prep.common.io import DataError
+
+META = "compsuite_hf.json"
+
+
+def read_meta(checkpoint: Path) -> dict:
+    meta = Path(checkpoint) / META
+    if not meta.is_file():
+        raise DataError(f"{checkpoint}: not a checkpoint folder of the hf backend (no {META})")
+    return json.loads(meta.read_text(encoding="utf-8"))
+
+
+def load_model(checkpoint: Path, meta: dict, device: str):
+    """The model of a checkpoint folder: the full model, or base + LoRA adapter (its
+    ``adapter_config.json`` names the base's local folder)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    auto = AutoModelForSeq2SeqLM if meta["kind"] == "seq2seq" else AutoModelForCausalLM
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint, local_files_only=True)
+    if (checkpoint / "adapter_config.json").is_file():
+        from peft import PeftModel
+
+        base_dir = json.loads((checkpoint / "adapter_config.json").read_text())[
+            "base_model_name_or_path"]
+        base = auto.from_pretrained(base_dir, local_files_only=True, dtype=dtype)
+        model = PeftModel.from_pretrained(base, checkpoint, local_files_only=True)
+    else:
+        model = auto.from_pretrained(checkpoint, local_files_only=True, dtype=dtype)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token_id = tokenizer.unk_token_id if tokenizer.unk_token_id is not None \
+            else tokenizer.eos_token_id
+    return model.to(device).eval(), tokenizer
+
+
+class HFTranslator:
+    def __init__(self, checkpoint: Path, batch_size: int = 32, max_new_tokens: int | None = None):
+        from compsuite.toolkits.base import cuda_available
+
+        from .base import count_batches
+
+        checkpoint = Path(checkpoint)
+        self.meta = read_meta(checkpoint)
+        self.device = "cuda" if cuda_available() else "cpu"
+        self.model, self.tokenizer = load_model(checkpoint, self.meta, self.device)
+        self.causal = self.meta["kind"] != "seq2seq"
+        self.batch_size = batch_size
+        self.max_new_tokens = max_new_tokens or self.meta.get("max_new_tokens", 256)
+        self.name = f"hf:{checkpoint}"
+        self.calls = self.batches = 0
+        self.progress = None
+        count_batches(self, self, "_generate", size=lambda prompts: len(prompts))
+
+    def prompts(self, sources: list[str]) -> list[str]:
+        return [self.meta["prompt"].format(input=s) for s in sources]
+
+    def _generate(self, prompts: list[str]) -> list[str]:
+        """One batch: generated continuations, the prompt cut off."""
+        import torch
+
+        tok = self.tokenizer
+        ids = tok(prompts, add_special_tokens=not self.causal)["input_ids"]
+        if self.causal and tok.bos_token_id is not None:
+            ids = [[tok.bos_token_id] + i for i in ids]  # as in training: <s> prompt
+        n = max(len(i) for i in ids)
+        pad = [[tok.pad_token_id] * (n - len(i)) for i in ids]
+        # causal: left padding, so that every prompt ends where generation starts
+        rows = [p + i if self.causal else i + p for p, i in zip(pad, ids)]
+        mask = [[0] * len(p) + [1] * len(i) if self.causal else [1] * len(i) + [0] * len(p)
+                for p, i in zip(pad, ids)]
+        enc = {"input_ids": torch.tensor(rows, device=self.device),
+               "attention_mask": torch.tensor(mask, device=self.device)}
+        with torch.no_grad():
+            out = self.model.generate(**enc, max_new_tokens=self.max_new_tokens,
+                                      do_sample=False, num_beams=1,
+                                      pad_token_id=tok.pad_token_id,
+                                      eos_token_id=tok.eos_token_id)
+        if self.causal:
+            out = out[:, enc["input_ids"].shape[1]:]
+        return tok.batch_decode(out, skip_special_tokens=True)
+
+    def answer(self, text: str) -> str:
+        """The generated text up to the first stop string, stripped."""
+        for stop in self.meta.get("stop") or []:
+            if stop and stop in text:
+                text = text[:text.index(stop)]
+        return text.strip()
+
+    def translate(self, sources: list[str]) -> list[str]:
+        self.calls += 1
+        out: list[str] = []
+        prompts = self.prompts(sources)
+        for i in range(0, len(prompts), self.batch_size):
+            out += [self.answer(t) for t in self._generate(prompts[i:i + self.batch_size])]
+        return out
