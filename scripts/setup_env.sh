@@ -55,6 +55,13 @@ echo "setup_env: OpenNMT-py and runtime dependencies"
 "${pip[@]}" --no-deps OpenNMT-py==3.5.1
 "${pip[@]}" -r scripts/requirements-runtime.txt
 
+# 8-bit loading for the hf backend (load_in_8bit: the SGET authors' Llama 2 setting)
+# needs bitsandbytes, which needs CUDA: only where a GPU driver is present.
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+  echo "setup_env: bitsandbytes (a CUDA GPU is present)"
+  "${pip[@]}" bitsandbytes || echo "setup_env: bitsandbytes failed; load_in_8bit will be refused" >&2
+fi
+
 echo "setup_env: compsuite (editable)"
 "${pip[@]}" --no-deps --no-build-isolation -e "$ROOT"
 
@@ -63,7 +70,7 @@ echo "setup_env: compsuite (editable)"
 site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 echo "import compsuite._startup_hook" > "$site/compsuite_startup_hook.pth"
 
-"$VENV/bin/python" -c "import fairseq, onmt, compsuite.data_prep, compsuite.eval" 2>/dev/null \
+"$VENV/bin/python" -c "import fairseq, onmt, transformers, peft, compsuite.data_prep, compsuite.eval" 2>/dev/null \
   || { echo "setup_env: import check failed" >&2; exit 1; }
 echo "$want" > "$STAMP"
 echo "setup_env: ready ($VENV)"
