@@ -238,3 +238,26 @@ def test_seq2seq_stand_in_trains_and_translates(tmp_path):
     t = backend.load(done["checkpoint"], data, "translator", {"batch_size": 3})
     out = t.translate(["Emma saw Liam.", "Mia found Noah.", "Noah saw Mia.", "Liam saw Mia."])
     assert len(out) == 4 and t.batches == 2
+
+
+def test_the_paper_llama2_run_takes_a_step_on_a_local_model_folder(tmp_path, monkeypatch):
+    """The SGET paper profile's settings (LoRA r 8, alpha 32, on q_proj and v_proj, the
+    authors' prompt) load and train one step, with LLAMA2_DIR pointing at a tiny local
+    Llama folder standing in for Llama-2-7b."""
+    from compsuite.registry import get_study
+    from compsuite.toolkits.hf import Build, build
+
+    data = dataset(tmp_path / "data", n_train=8)
+    folder = build(data, Build(**TINY), PROMPT, show=False)
+    monkeypatch.setenv("LLAMA2_DIR", str(folder))
+    r = get_study("sget").run("llama2-hf")
+    s = settings(r, "paper")
+    assert (s.lora.r, s.lora.alpha, s.lora.dropout, s.learning_rate, s.batch_size, s.epochs) == (
+        8, 32, 0.1, 1e-4, 64, 8)
+    assert s.prompt == PROMPT and s.model == str(folder)
+    backend = get_backend("hf")
+    done = backend.train(r, "paper", data, tmp_path / "run", 1,
+                         extra={"max_steps": 1, "save_steps": 1, "batch_size": 4}, show=False)
+    ckpt = Path(done["checkpoint"])
+    assert ckpt.name == "checkpoint-1" and (ckpt / "adapter_model.safetensors").is_file()
+    assert done["stand_in"] is None and done["base"] == str(folder)
