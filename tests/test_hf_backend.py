@@ -261,3 +261,19 @@ def test_the_paper_llama2_run_takes_a_step_on_a_local_model_folder(tmp_path, mon
     ckpt = Path(done["checkpoint"])
     assert ckpt.name == "checkpoint-1" and (ckpt / "adapter_model.safetensors").is_file()
     assert done["stand_in"] is None and done["base"] == str(folder)
+
+
+def test_sget_score_takes_an_hf_checkpoint_folder(trained, tmp_path, capsys):
+    """``compsuite eval sget score --checkpoint <hf checkpoint>`` translates the plain
+    English of --data (the model's own tokenizer; no --encoded needed)."""
+    from compsuite.cli import main
+
+    _, _, _, full = trained
+    folder = tmp_path / "sget"
+    folder.mkdir()
+    (folder / "test.txt").write_text("".join(f"{s}\t{t}\tin_distribution\n" for s, t in pairs()),
+                                     encoding="utf-8")
+    assert main(["eval", "sget", "score", "--data", str(folder), "--split", "test",
+                 "--checkpoint", full["checkpoint"], "--no-partial", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["n"] == len(pairs()) and res["exact_match"] >= 0.9

@@ -210,9 +210,11 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--hyps", help="one translation per line (plain Japanese, or pieces "
                                     "separated by spaces: whitespace is removed)")
     src.add_argument("--checkpoint", help="a fairseq or OpenNMT-py checkpoint (translates "
-                                          "the --encoded sources)")
-    s.add_argument("--encoded", help="with --checkpoint: the 'compsuite data sget prepare' "
-                                     "folder whose {split}.en the model reads")
+                                          "the --encoded sources), or an hf checkpoint "
+                                          "folder (translates the plain English of --data)")
+    s.add_argument("--encoded", help="with a fairseq or OpenNMT-py --checkpoint: the "
+                                     "'compsuite data sget prepare' folder whose {split}.en "
+                                     "the model reads")
     s.add_argument("--batch-size", type=positive_int, default=256)
     s.add_argument("--no-partial", action="store_true", help="skip the GiNZA partial match")
     s.add_argument("--bleu-tokenize", default="sudachi",
@@ -234,12 +236,15 @@ def cmd_score(a) -> int:
     if a.hyps:
         hyps, origin = read_lines(a.hyps), {"hyps": a.hyps}
     else:
-        if not a.encoded:
-            raise ConfigError("--checkpoint needs --encoded (the prepared folder)")
         from compsuite.eval.translators import load_translator
         from compsuite.eval.translators.base import translate
 
-        sources = read_lines(Path(a.encoded) / f"{a.split}.en")
+        if Path(a.checkpoint).is_dir():   # an hf checkpoint: its own tokenizer, plain English
+            sources = [r.english for r in rows]
+        elif not a.encoded:
+            raise ConfigError("--checkpoint needs --encoded (the prepared folder)")
+        else:
+            sources = read_lines(Path(a.encoded) / f"{a.split}.en")
         hyps = translate(load_translator(a.checkpoint, None, batch_size=a.batch_size), sources,
                          f"translate {a.split}", show=not a.json)
         origin = {"checkpoint": a.checkpoint, "encoded": a.encoded}
