@@ -277,3 +277,23 @@ def test_sget_score_takes_an_hf_checkpoint_folder(trained, tmp_path, capsys):
                  "--checkpoint", full["checkpoint"], "--no-partial", "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["n"] == len(pairs()) and res["exact_match"] >= 0.9
+
+
+def test_an_interrupted_training_resumes_from_its_newest_checkpoint(tmp_path):
+    import shutil
+
+    data = dataset(tmp_path / "data", n_train=8)
+    r = run(lora={"r": 4, "alpha": 8, "dropout": 0.0}, learning_rate=0.01, batch_size=4,
+            max_steps=4, save_steps=2)
+    backend = get_backend("hf")
+    backend.train(r, "tiny", data, tmp_path / "run", 1, show=False)
+    # as if stopped after the checkpoint of step 2: no train.json, no checkpoint-4
+    (tmp_path / "run" / "train.json").unlink()
+    shutil.rmtree(tmp_path / "run" / "checkpoints" / "checkpoint-4")
+    (tmp_path / "run" / "train.log").unlink()
+    done = backend.train(r, "tiny", data, tmp_path / "run", 1, show=False)
+    log = (tmp_path / "run" / "train.log").read_text()
+    steps = [int(line.split()[1].split("/")[0]) for line in log.splitlines()
+             if line.startswith("step ")]
+    assert steps == [3, 4], log[-2000:]     # steps 1 and 2 were not trained again
+    assert Path(done["checkpoint"]).name == "checkpoint-4"
