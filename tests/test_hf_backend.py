@@ -297,3 +297,16 @@ def test_an_interrupted_training_resumes_from_its_newest_checkpoint(tmp_path):
              if line.startswith("step ")]
     assert steps == [3, 4], log[-2000:]     # steps 1 and 2 were not trained again
     assert Path(done["checkpoint"]).name == "checkpoint-4"
+
+
+def test_accumulation_keeps_the_batch_over_several_processes(tmp_path):
+    """torchrun's WORLD_SIZE processes: batch 64 over 4 processes of 16 is no
+    accumulation; a batch the processes cannot divide is refused."""
+    from compsuite.toolkits.hf import accumulation, training_arguments
+
+    s = Settings(model="x", prompt=PROMPT, batch_size=64, micro_batch_size=16)
+    assert accumulation(s) == 4 and accumulation(s, 4) == 1 and accumulation(s, 2) == 2
+    with pytest.raises(ConfigError, match="not a multiple of micro_batch_size 16 x 3"):
+        accumulation(s, 3)
+    args = training_arguments({"out": str(tmp_path), "seed": 1, "cuda": False}, s)
+    assert (args.per_device_train_batch_size, args.gradient_accumulation_steps) == (16, 4)

@@ -38,6 +38,7 @@ checkpoint folder loads as a translator by itself.  The dataset must carry plain
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
@@ -398,6 +399,16 @@ def load_base(base: str, s: Settings, cuda: bool):
     return model, tokenizer
 
 
+def accumulation(s: Settings, world: int = 1) -> int:
+    """Gradient accumulation steps: each of ``world`` processes (torchrun) takes
+    ``micro_batch_size`` sentences a step, and an update sums ``batch_size``."""
+    micro = s.micro_batch_size or s.batch_size
+    if s.batch_size % (micro * world):
+        raise ConfigError(f"batch_size {s.batch_size} is not a multiple of micro_batch_size "
+                          f"{micro} x {world} processes")
+    return s.batch_size // (micro * world)
+
+
 def training_arguments(cfg: dict, s: Settings):
     from transformers import TrainingArguments
 
@@ -405,7 +416,8 @@ def training_arguments(cfg: dict, s: Settings):
     cuda = cfg["cuda"]
     return TrainingArguments(
         output_dir=cfg["out"], per_device_train_batch_size=micro,
-        gradient_accumulation_steps=s.batch_size // micro, learning_rate=s.learning_rate,
+        gradient_accumulation_steps=accumulation(s, int(os.environ.get("WORLD_SIZE", "1"))),
+        learning_rate=s.learning_rate,
         num_train_epochs=s.epochs, max_steps=s.max_steps or -1, warmup_steps=s.warmup_steps,
         weight_decay=s.weight_decay, lr_scheduler_type="linear", optim="adamw_torch",
         save_strategy="steps" if s.save_steps else "epoch", save_steps=s.save_steps or 500,
