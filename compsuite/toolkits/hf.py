@@ -55,6 +55,8 @@ from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, fin
 
 #: what each checkpoint folder holds besides the model: how to prompt it
 META = "compsuite_hf.json"
+#: the training process never reaches the Hugging Face hub
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 #: the checkpoints' folder in a run folder, and their names (Trainer's)
 CHECKPOINTS = "checkpoints"
 PREFIX = "checkpoint-"
@@ -177,7 +179,8 @@ class HFBackend(Backend):
         cmd = [sys.executable, "-m", "compsuite.toolkits.hf", "train", str(config_path)]
         start = time.time()
         run_with_progress(cmd, run_dir / "train.log", f"train {run.name}", None,
-                          r"^step (\d+)/", show=show, env=thread_env(threads))
+                          r"^step (\d+)/", show=show, env={**(thread_env(threads) or {}),
+                                                             **OFFLINE})
         ckpts = checkpoints(run_dir)
         if not ckpts:
             raise ToolkitError(f"the hf training wrote no checkpoint; see {run_dir / 'train.log'}")
