@@ -200,7 +200,7 @@ class HFBackend(Backend):
         model = self.load(trained["checkpoint"], data, "translator", generation)
         hyps = translate(model, sources, f"translate {split}", show=show)
         with atomic_open(out) as fh:
-            fh.writelines(h + "\n" for h in hyps)
+            fh.writelines(h.replace("\n", " ") + "\n" for h in hyps)   # one line each
         return out
 
     def read_predictions(self, path: Path, data: Dataset, split: str):
