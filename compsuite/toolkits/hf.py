@@ -50,11 +50,11 @@ from compsuite.data_prep.common.io import DataError, atomic_open, read_lines
 from compsuite.errors import ConfigError, ToolkitError
 from compsuite.schema import PositiveInt, check, join
 
+from compsuite.eval.translators.hf_backend import META, ensure_padding, model_class, prompt_ids
+
 from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
                    run_with_progress, thread_env)
 
-#: what each checkpoint folder holds besides the model: how to prompt it
-META = "compsuite_hf.json"
 #: the training process never reaches the Hugging Face hub
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 #: the checkpoints' folder in a run folder, and their names (Trainer's)
@@ -152,12 +152,13 @@ class HFBackend(Backend):
 
     def config(self, run, profile: str, data: Dataset, run_dir: Path, seed: int) -> dict:
         """The training process's whole config (what ``config.json`` holds)."""
-        s = settings(run, profile, gpu=cuda_available())
+        cuda = cuda_available()
+        s = settings(run, profile, gpu=cuda)
         text = plain(data)
         base = s.model or str(build_folder(data, s.build, s.prompt))
         return {"settings": asdict(s), "base": base, "seed": seed,
                 "train": [str(text / "train.src"), str(text / "train.tgt")],
-                "out": str(run_dir / CHECKPOINTS), "cuda": cuda_available()}
+                "out": str(run_dir / CHECKPOINTS), "cuda": cuda}
 
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
               threads: int | None = None, extra: dict | None = None,
@@ -256,7 +257,7 @@ def build(data: Dataset, spec: Build, prompt: str, show: bool = True) -> Path:
     if (out / "config.json").is_file():
         return out
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
+    from transformers import AutoConfig
 
     text = plain(data)
     lines = [prompt.format(input=x) for x in read_lines(text / "train.src")]
@@ -265,8 +266,7 @@ def build(data: Dataset, spec: Build, prompt: str, show: bool = True) -> Path:
                                bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
                                decoder_start_token_id=tok.bos_token_id, **spec.config)
     torch.manual_seed(spec.seed)
-    auto = AutoModelForSeq2SeqLM if cfg.is_encoder_decoder else AutoModelForCausalLM
-    model = auto.from_config(cfg)
+    model = model_class("seq2seq" if cfg.is_encoder_decoder else "causal").from_config(cfg)
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
@@ -324,18 +324,16 @@ class Examples:
         self.items, self.cut = [], 0
         for src, tgt in zip(sources, targets):
             prompt = s.prompt.format(input=src)
-            p = tokenizer(prompt, add_special_tokens=s.kind == "seq2seq")["input_ids"]
+            p = prompt_ids(tokenizer, prompt, causal=s.kind == "causal")
             if s.kind == "seq2seq":
                 a = tokenizer(text_target=tgt)["input_ids"]
                 a = a if a and a[-1] == eos else a + [eos]
                 item = {"input_ids": p[:s.max_length], "labels": a[:s.max_length]}
                 self.cut += len(p) > s.max_length or len(a) > s.max_length
             else:
-                bos = [tokenizer.bos_token_id] if tokenizer.bos_token_id is not None else []
-                full = bos + tokenizer(prompt + tgt, add_special_tokens=False)["input_ids"] + [eos]
-                n = len(bos) + len(p)
+                full = prompt_ids(tokenizer, prompt + tgt, causal=True) + [eos]
                 item = {"input_ids": full[:s.max_length],
-                        "labels": ([-100] * n + full[n:])[:s.max_length]}
+                        "labels": ([-100] * len(p) + full[len(p):])[:s.max_length]}
                 self.cut += len(full) > s.max_length
             self.items.append(item)
 
@@ -367,9 +365,9 @@ def load_base(base: str, s: Settings, cuda: bool):
     """The base model and tokenizer from a local folder (never a download), LoRA
     added when asked."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
-    auto = AutoModelForSeq2SeqLM if s.kind == "seq2seq" else AutoModelForCausalLM
+    auto = model_class(s.kind)
     kwargs: dict[str, Any] = {"local_files_only": True}
     if s.load_in_8bit:
         if not cuda:
@@ -385,9 +383,7 @@ def load_base(base: str, s: Settings, cuda: bool):
     except (OSError, ValueError) as e:
         raise ConfigError(f"{base}: not a model folder transformers can load "
                           f"({str(e).splitlines()[0]})") from None
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token_id = tokenizer.unk_token_id if tokenizer.unk_token_id is not None \
-            else tokenizer.eos_token_id
+    ensure_padding(tokenizer)
     if s.lora is not None:
         from peft import LoraConfig, get_peft_model
 

@@ -15,7 +15,33 @@ from pathlib import Path
 
 from compsuite.data_prep.common.io import DataError
 
+#: what each checkpoint folder holds besides the model: how to prompt it
 META = "compsuite_hf.json"
+
+
+def model_class(kind: str):
+    """``transformers``' auto class for a model ``kind`` (``causal`` or ``seq2seq``)."""
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
+
+    return AutoModelForSeq2SeqLM if kind == "seq2seq" else AutoModelForCausalLM
+
+
+def ensure_padding(tokenizer) -> None:
+    """A tokenizer without a padding token pads with its unknown token (as Alpaca-LoRA
+    pads Llama), else with its end-of-sentence token."""
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token_id = tokenizer.unk_token_id if tokenizer.unk_token_id is not None \
+            else tokenizer.eos_token_id
+
+
+def prompt_ids(tokenizer, text: str, causal: bool) -> list[int]:
+    """A prompt's token ids as the model reads them, in training and in generation alike:
+    causal, ``<s>`` then the text's own tokens (no other special token); seq2seq, the
+    tokenizer's own special tokens around the text."""
+    if not causal:
+        return tokenizer(text)["input_ids"]
+    bos = [tokenizer.bos_token_id] if tokenizer.bos_token_id is not None else []
+    return bos + tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
 def read_meta(checkpoint: Path) -> dict:
@@ -29,9 +55,9 @@ def load_model(checkpoint: Path, meta: dict, device: str):
     """The model of a checkpoint folder: the full model, or base + LoRA adapter (its
     ``adapter_config.json`` names the base's local folder)."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
-    auto = AutoModelForSeq2SeqLM if meta["kind"] == "seq2seq" else AutoModelForCausalLM
+    auto = model_class(meta["kind"])
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     tokenizer = AutoTokenizer.from_pretrained(checkpoint, local_files_only=True)
     if (checkpoint / "adapter_config.json").is_file():
@@ -43,9 +69,7 @@ def load_model(checkpoint: Path, meta: dict, device: str):
         model = PeftModel.from_pretrained(base, checkpoint, local_files_only=True)
     else:
         model = auto.from_pretrained(checkpoint, local_files_only=True, dtype=dtype)
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token_id = tokenizer.unk_token_id if tokenizer.unk_token_id is not None \
-            else tokenizer.eos_token_id
+    ensure_padding(tokenizer)
     return model.to(device).eval(), tokenizer
 
 
@@ -75,9 +99,7 @@ class HFTranslator:
         import torch
 
         tok = self.tokenizer
-        ids = tok(prompts, add_special_tokens=not self.causal)["input_ids"]
-        if self.causal and tok.bos_token_id is not None:
-            ids = [[tok.bos_token_id] + i for i in ids]  # as in training: <s> prompt
+        ids = [prompt_ids(tok, p, self.causal) for p in prompts]   # as in training
         n = max(len(i) for i in ids)
         pad = [[tok.pad_token_id] * (n - len(i)) for i in ids]
         # causal: left padding, so that every prompt ends where generation starts
