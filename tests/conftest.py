@@ -138,3 +138,15 @@ def edited_study(tmp_path, name: str, edit):
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(raw))
     return load_study(path)
+
+
+def fairseq_predictions(task, models, split: str = "test") -> dict[int, str]:
+    """Example id -> the label ``task.predict`` gives, for every example of a binarised
+    split, batched by fairseq's own iterator (batches of 8, in order)."""
+    ds = task.load_dataset(split)
+    itr = task.get_batch_iterator(ds, max_sentences=8, required_batch_size_multiple=8)
+    preds = {}
+    for sample in itr.next_epoch_itr(shuffle=False):
+        for i, label in zip(sample["id"].tolist(), task.predict(models, sample["net_input"])):
+            preds[i] = label
+    return preds

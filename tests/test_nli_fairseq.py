@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from compsuite.data_prep.common.writers import toolkit_command
+from conftest import fairseq_predictions
 
 ROOT = Path(__file__).resolve().parent.parent
 USER_DIR = ROOT / "fairseq_plugins"
@@ -463,12 +464,7 @@ def test_fairseq_train_reload_and_predict(plug, trained, name):
     assert type(task).__name__ == "SentencePairClassificationTask"
     if name == "esim_bow":
         assert cfg.model.bow and not any(isinstance(m, torch.nn.LSTM) for m in models[0].modules())
-    ds = task.load_dataset("test")
-    itr = task.get_batch_iterator(ds, max_sentences=8, required_batch_size_multiple=8)
-    preds = {}
-    for sample in itr.next_epoch_itr(shuffle=False):
-        for i, label in zip(sample["id"].tolist(), task.predict(models, sample["net_input"])):
-            preds[i] = label
+    preds = fairseq_predictions(task, models, "test")
     assert sorted(preds) == list(range(13))                      # every example, none dropped
     gold = [p[2] for p in SPLITS["test"]]
     acc = 100.0 * sum(preds[i] == g for i, g in enumerate(gold)) / len(gold)

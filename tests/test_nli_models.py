@@ -14,6 +14,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from conftest import fairseq_predictions
+
 ROOT = Path(__file__).resolve().parent.parent
 USER_DIR = ROOT / "fairseq_plugins"
 
@@ -384,12 +386,7 @@ def test_fairseq_train_reload_and_predict(plug, run, pair_bin, trained):
     models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
         [str(pair_bin / f"ck-{run}" / "checkpoint_last.pt")],
         arg_overrides={"data": str(pair_bin / "bin")})
-    ds = task.load_dataset("test")
-    itr = task.get_batch_iterator(ds, max_sentences=8, required_batch_size_multiple=8)
-    preds = {}
-    for sample in itr.next_epoch_itr(shuffle=False):
-        for i, label in zip(sample["id"].tolist(), task.predict(models, sample["net_input"])):
-            preds[i] = label
+    preds = fairseq_predictions(task, models, "test")
     assert sorted(preds) == list(range(19))
     gold = (pair_bin / "raw" / "test.label").read_text().split()
     acc = 100.0 * sum(preds[i] == g for i, g in enumerate(gold)) / len(gold)
