@@ -8,6 +8,8 @@ subcommands (``compsuite/studies/<study>.py``), so nothing here names a study.
     compsuite eval <study> ...                       a study's model-in-the-loop tests
     compsuite run <study> --profile quick|paper|tiny [--parts ...] [--jobs N]
     compsuite report <study> --profile quick|paper|tiny
+    compsuite export <study> --profile P --out DIR   every test input, for any system
+    compsuite score <study> --profile P --from DIR --hyps HYPDIR
     compsuite paths
 
 Errors of the user's making (a missing file, a mismatched line count, a malformed
@@ -123,17 +125,33 @@ def cmd_eval_consistency(a) -> int:
 
 
 # ----------------------------------------------------------------------------- run / report
-def _engine(a):
-    from compsuite.engine import Engine
+def _study(a):
+    """The study named on the command line, with the program of ``--model-cmd`` (if
+    any) as one more, evaluate-only, run named ``--name``."""
     from compsuite.registry import get_study
 
-    return Engine(get_study(a.study), a.profile, data_root=Path(getattr(a, "data_root", "DATA")),
+    study = get_study(a.study)
+    if getattr(a, "model_cmd", None):
+        from compsuite.export import system_run
+
+        system_run(study, a.name, "command", {"command": a.model_cmd,
+                                              "timeout": a.model_timeout})
+        a.runs = list(dict.fromkeys([*(a.runs or []), a.name]))
+    return study
+
+
+def _engine(a, study=None):
+    from compsuite.engine import Engine
+
+    return Engine(study or _study(a), a.profile,
+                  data_root=Path(getattr(a, "data_root", "DATA")),
                   runs_root=Path(a.runs_root), show=not getattr(a, "quiet", False),
                   jobs=getattr(a, "jobs", None))
 
 
 def cmd_run(a) -> int:
-    engine = _engine(a)
+    study = _study(a)
+    engine = _engine(a, study)
     units = engine.plan(seeds=a.seeds, runs=a.runs, parts=a.parts)
     if a.runs:
         wanted = a.parts or engine.study.parts(engine.profile)
@@ -144,13 +162,16 @@ def cmd_run(a) -> int:
     if not units:
         return _fail("nothing to run: the selection leaves no units", 2)
     engine.run(units)
-    return cmd_report(a)
+    return cmd_report(a, study)
 
 
-def cmd_report(a) -> int:
-    engine = _engine(a)
+def cmd_report(a, study=None) -> int:
+    engine = _engine(a, study)
     study, profile = engine.study, engine.profile.name
     results = engine.collect()
+    for r in results:   # a run of a program or a model the user brought: labelled by name
+        study.architectures.setdefault(r["architecture"], {"paper_name": r["architecture"],
+                                                           "evaluate_only": True})
     if not results:
         return _fail(f"no results under {engine.runs_dir}; run 'compsuite run {study.name} "
                      f"--profile {profile}' first", 2)
@@ -159,6 +180,33 @@ def cmd_report(a) -> int:
     written = study.report(profile, results, out)
     print((out / "report.md").read_text())
     print(f"results in {out}/ ({', '.join(Path(p).name for p in written)})")
+    return 0
+
+
+def cmd_export(a) -> int:
+    from compsuite.export import export
+    from compsuite.registry import get_study
+
+    m = export(get_study(a.study), a.profile, Path(a.out), Path(a.data_root), parts=a.parts,
+               seeds=a.seeds, show=not a.quiet)
+    c = m["counts"]
+    print(f"wrote {a.out}/: {c['inputs']} inputs in {c['files']} files for {c['units']} units "
+          f"(manifest.json, README.md); {c['model_in_the_loop']} units need the model in "
+          "the loop (see README.md)")
+    return 0
+
+
+def cmd_score(a) -> int:
+    from compsuite.export import score
+    from compsuite.registry import get_study
+
+    out, skipped = score(get_study(a.study), a.profile, Path(getattr(a, "from")),
+                         Path(a.hyps), runs_root=Path(a.runs_root),
+                         results_root=Path(a.results_root), data_root=Path(a.data_root),
+                         name=a.name, show=not a.quiet)
+    print((out / "report.md").read_text())
+    print(f"results in {out}/" + (f"; {len(skipped)} units need the model in the loop "
+                                  "(listed at the end of report.md)" if skipped else ""))
     return 0
 
 
@@ -192,6 +240,34 @@ def cmd_paths(a) -> int:
 
 
 # ----------------------------------------------------------------------------- parser
+def add_exchange_commands(sub) -> None:
+    """``compsuite export`` and ``compsuite score``: a study for a system known only by
+    its answer files."""
+    ex = sub.add_parser("export", help="every test input of a study as plain files, for "
+                                       "any system to answer")
+    ex.add_argument("study", help="a study (compsuite list)")
+    ex.add_argument("--profile", default="quick")
+    ex.add_argument("--out", required=True, help="a new folder")
+    ex.add_argument("--parts", nargs="+", metavar="PART", help="only these parts")
+    ex.add_argument("--seeds", type=int, nargs="+", help="instead of the profile's")
+    ex.add_argument("--data-root", default="DATA")
+    ex.add_argument("--quiet", action="store_true", help="no progress bars")
+    ex.set_defaults(func=cmd_export)
+    sc = sub.add_parser("score", help="score a system's answers to an export: the study's "
+                                      "report beside the paper's numbers")
+    sc.add_argument("study", help="a study (compsuite list)")
+    sc.add_argument("--profile", default="quick")
+    sc.add_argument("--from", required=True, metavar="DIR", help="the folder export wrote")
+    sc.add_argument("--hyps", required=True, metavar="DIR",
+                    help="the answers: <unit>/<name>.hyp for each exported <unit>/<name>.src")
+    sc.add_argument("--name", default="system", help="the system's name in the report")
+    sc.add_argument("--runs-root", default="runs")
+    sc.add_argument("--results-root", default="results")
+    sc.add_argument("--data-root", default="DATA")
+    sc.add_argument("--quiet", action="store_true", help="no progress bars")
+    sc.set_defaults(func=cmd_score)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from compsuite.registry import BREAKDOWNS, load_plugins, read_yaml, studies
 
@@ -253,8 +329,16 @@ def build_parser() -> argparse.ArgumentParser:
                                 "threads (default: the profile's `jobs`, else 1)")
             r.add_argument("--data-root", default="DATA")
             r.add_argument("--quiet", action="store_true", help="no progress bars")
+            r.add_argument("--model-cmd", metavar="COMMAND",
+                           help="also evaluate a program behind the command protocol "
+                                "(docs/command_protocol.md) in every unit, as the run --name")
+            r.add_argument("--model-timeout", type=float, default=600.0, metavar="S",
+                           help="with --model-cmd: seconds one batch may take")
+            r.add_argument("--name", default="system",
+                           help="with --model-cmd: the run's name in the report")
         r.set_defaults(func=func)
 
+    add_exchange_commands(sub)
     sub.add_parser("list", help="studies, profiles and parts").set_defaults(func=cmd_list)
     sub.add_parser("paths", help="where the plugins and configs are").set_defaults(func=cmd_paths)
     return p

@@ -37,13 +37,47 @@ def number(kind: type, text: str, fits, what: str):
 
 
 def model_arguments(p: argparse.ArgumentParser, folder: bool = False) -> None:
-    """The options of every model-in-the-loop command (translator/classifier protocols)."""
+    """The options of every model-in-the-loop command (translator/classifier protocols):
+    the model is a checkpoint (fairseq, OpenNMT-py, a Hugging Face model folder) or a
+    program behind the command protocol (``--model-cmd``); ``folder``: the command
+    reads every checkpoint a training saved, so it takes a checkpoint folder."""
     if folder:
         p.add_argument("--checkpoints", required=True, help="the run's checkpoint folder")
     else:
-        p.add_argument("--checkpoint", required=True, help="a fairseq or OpenNMT-py checkpoint")
+        which = p.add_mutually_exclusive_group(required=True)
+        which.add_argument("--checkpoint", help="a fairseq or OpenNMT-py checkpoint, or a "
+                                                "local Hugging Face model folder")
+        which.add_argument("--model-cmd", metavar="COMMAND",
+                           help="a program speaking the command protocol (JSON lines on "
+                                "stdin/stdout; docs/command_protocol.md), e.g. "
+                                "\"python my_model.py\"")
+        p.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
+                       help="with --model-cmd: seconds one batch may take (default 600)")
     p.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
     p.add_argument("--batch-size", type=positive_int, default=256)
+
+
+def load_model(a: argparse.Namespace, kind: str = "translator"):
+    """The model a command's :func:`model_arguments` name, as a ``translator`` or a
+    ``classifier``."""
+    if getattr(a, "model_cmd", None):
+        from compsuite.eval.translators.command import CommandModel
+
+        return CommandModel(a.model_cmd, batch_size=min(a.batch_size, 256),
+                            timeout=a.model_timeout)
+    from compsuite.eval.checkpoints import load_model as load_checkpoint
+
+    generation = {"batch_size": a.batch_size}
+    if kind == "translator":
+        generation["max_length"] = 512
+    return load_checkpoint(a.checkpoint, a.data, kind, **generation)
+
+
+def model_source(a: argparse.Namespace) -> dict:
+    """What a result records of the model: its checkpoint or its command."""
+    if getattr(a, "model_cmd", None):
+        return {"command": a.model_cmd}
+    return {"checkpoint": a.checkpoint}
 
 
 def write_json(path: str | Path, obj: Any) -> None:

@@ -97,6 +97,14 @@ class Study:
     def run(self, name: str) -> Run:
         return self.spec.runs.get(name)
 
+    def trains(self, run: str) -> bool:
+        """Whether the run trains a model (False: an evaluate-only run, a model or a
+        program the user brings, which takes every test the study has)."""
+        from compsuite.toolkits import get_backend
+
+        r = self.run(run)
+        return get_backend(r.toolkit).trains(r)
+
     def where(self, *keys: str) -> str:
         """``<file>: key.key`` for error messages."""
         return f"{self.source}: {'.'.join(keys)}" if keys else str(self.source)

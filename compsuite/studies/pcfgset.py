@@ -130,9 +130,10 @@ class PCFGSet(Study):
 
     def test_runs(self, profile: Profile) -> list[str]:
         """The runs that take the tests: the profile's ``test_runs``, else its runs in
-        the toolkit the paper used, else all its runs."""
-        return list(profile.settings.test_runs
-                    or [r for r in profile.runs if self.run(r).paper_setup] or profile.runs)
+        the toolkit the paper used, else all its runs; and its evaluate-only runs."""
+        chosen = list(profile.settings.test_runs
+                      or [r for r in profile.runs if self.run(r).paper_setup] or profile.runs)
+        return chosen + [r for r in profile.runs if r not in chosen and not self.trains(r)]
 
     def train_options(self, test: str, profile: str, toolkit: str) -> dict | None:
         """A test's training options for one toolkit: ``train: {toolkit: {...}}`` merged
@@ -153,6 +154,7 @@ class PCFGSet(Study):
         ds = profile.settings.dataset
         seeds = seeds or profile.seeds
         test_runs = [r for r in self.test_runs(profile) if not runs or r in runs]
+        test_runs += [r for r in runs or () if r not in test_runs and not self.trains(r)]
         units = [Unit("task", r, s, ds, f"task/{r}/seed{s}")
                  for s in seeds for r in runs or profile.runs]
         for test, spec in self.tests.items():
@@ -312,17 +314,16 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_localism(a) -> int:
-    from compsuite.commands import show
+    from compsuite.commands import load_model, model_source, show
     from compsuite.data_prep.common.io import atomic_open
     from compsuite.eval.pcfgset import localism
-    from compsuite.eval.translators import load_translator
 
     samples = localism.read_unrolled(a.unrolled)
-    translator = load_translator(a.checkpoint, a.data, batch_size=a.batch_size)
+    translator = load_model(a)
     res = localism.run(translator, samples, "translate whole and unrolled", show=not a.json)
     traces = res.pop("traces")
     res.update(model_calls=translator.calls, model_batches=translator.batches,
-               input={"unrolled": a.unrolled, "checkpoint": a.checkpoint})
+               input={"unrolled": a.unrolled, **model_source(a)})
     if a.traces:
         with atomic_open(a.traces) as fh:
             for t in traces:
@@ -360,12 +361,10 @@ def cmd_overgeneralisation(a) -> int:
 
 
 def cmd_embeddings(a) -> int:
-    from compsuite.commands import show
+    from compsuite.commands import load_model, model_source, show
     from compsuite.eval.pcfgset.evaluations import embedding_distances
-    from compsuite.eval.translators import load_translator
 
-    res = embedding_distances(load_translator(a.checkpoint, a.data, batch_size=a.batch_size),
-                              a.checkpoint)
+    res = embedding_distances(load_model(a), next(iter(model_source(a).values())))
     show(res, a.json, ["function", "to its synonym", "to other functions (mean)"],
          [[f, d["to_synonym"], d["to_other_functions"]] for f, d in res["distances"].items()])
     return 0

@@ -91,6 +91,12 @@ class Backend:
         and loaded in several threads at once (import what is not thread-safe to
         import)."""
 
+    def trains(self, run) -> bool:
+        """Whether :meth:`train` trains ``run``: False for an evaluate-only run (a model
+        or a program brought by the user), whose :meth:`train` only says where the
+        model is (``{"checkpoint": ..., "evaluate_only": True}``)."""
+        return True
+
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
               threads: int | None = None, extra: dict | None = None,
               show: bool = True) -> dict:

@@ -109,7 +109,7 @@ def accuracy(ctx: "Context", spec: "CompositionalityTest") -> dict:
 @evaluation("consistency")
 def substitutivity(ctx: "Context", spec: "CompositionalityTest") -> dict:
     from compsuite.eval.metrics.consistency import consistency
-    from compsuite.eval.translators.base import progress
+    from compsuite.eval.translators.base import name_inputs, progress
 
     raw = ctx.data.raw
     srcs, refs, cats = read_aligned(raw / "test.src", raw / "test.tgt", raw / "test.category")
@@ -117,18 +117,34 @@ def substitutivity(ctx: "Context", spec: "CompositionalityTest") -> dict:
     tr = ctx.load()
     with progress(tr, len(srcs) + len(twins), f"translate test and twins [{ctx.unit.path}]",
                   ctx.show):
-        outs, outs_twin = tr.translate(srcs), tr.translate(twins)
+        name_inputs(tr, "test")
+        outs = tr.translate(srcs)
+        name_inputs(tr, "test_twin")
+        outs_twin = tr.translate(twins)
     return {"consistency": consistency(outs, outs_twin, refs, cats).as_dict(),
             "accuracy": sequence_accuracy(outs, refs).accuracy,
             "accuracy_twin": sequence_accuracy(outs_twin, refs).accuracy,
-            "embedding_distances": embedding_distances(tr, ctx.checkpoint)}
+            "embedding_distances": distances_or_reason(tr, ctx.checkpoint)}
+
+
+def distances_or_reason(translator, checkpoint: str) -> dict:
+    """:func:`embedding_distances`, or why a model that only replays answers has none."""
+    from compsuite.eval.translators.base import InTheLoop
+
+    try:
+        return embedding_distances(translator, checkpoint)
+    except InTheLoop as e:
+        return {"model_in_the_loop": str(e)}
 
 
 @evaluation("localism")
 def localism(ctx: "Context", spec: "CompositionalityTest") -> dict:
+    from compsuite.eval.translators.base import require_model
+
     from . import localism as loc
 
     tr = ctx.load()
+    require_model(tr, "localism", "it feeds the model's own outputs back as inputs")
     res = loc.run(tr, loc.read_unrolled(ctx.data.raw / "unrolled_test.tsv"),
                   desc=f"translate whole and unrolled [{ctx.unit.path}]", show=ctx.show)
     traces = res.pop("traces")
@@ -144,14 +160,18 @@ def overgeneralisation(ctx: "Context", spec: "CompositionalityTest") -> dict:
 
     rate = spec.options.get("exception_rate", 0.001)
     src, exc, orig = og.read_exception_set(ctx.data.raw / f"test_pcfg_ratio={rate:g}")
-    return og.track(og.list_checkpoints(ctx.run_dir / "checkpoints"), lambda p: ctx.load(p),
+    # a model brought to the suite (an evaluate-only run) has no checkpoints over
+    # training: its one profile is that of the final model
+    checkpoints = (og.list_checkpoints(ctx.run_dir / "checkpoints")
+                   if ctx.study.trains(ctx.run.name) else [("final", 0, ctx.checkpoint)])
+    return og.track(checkpoints, lambda p: ctx.load(p),
                     src, exc, orig, progress=ctx.show,
                     desc=f"exception inputs per checkpoint [{ctx.unit.path}]")
 
 
 @evaluation("per_function")
 def per_function(ctx: "Context", spec: "CompositionalityTest") -> dict:
-    from compsuite.eval.translators.base import progress
+    from compsuite.eval.translators.base import name_inputs, progress
 
     tr = ctx.load()
     raw = ctx.data.raw
@@ -160,6 +180,7 @@ def per_function(ctx: "Context", spec: "CompositionalityTest") -> dict:
     with progress(tr, sum(len(srcs) for srcs, _ in tests.values()),
                   f"translate each function's test [{ctx.unit.path}]", ctx.show):
         for fn, (srcs, refs) in tests.items():
+            name_inputs(tr, f"test_{fn}")
             per[fn] = sequence_accuracy(tr.translate(srcs), refs).accuracy
     return {"per_function": per, "accuracy": sum(per.values()) / len(per),
             "n_per_function": len(srcs)}

@@ -13,6 +13,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Protocol, runtime_checkable
 
+from compsuite.errors import UserError
+
+
+class InTheLoop(UserError):
+    """A test needs the model itself (its outputs fed back, its checkpoints over
+    training, its representations), and the model given is answers read from files."""
+
+
+def require_model(model, test: str, why: str) -> None:
+    """Refuse a model that only replays stored answers (``model.replays``) for a test
+    that needs the model in the loop: ``test`` and ``why`` say which and why."""
+    if getattr(model, "replays", False):
+        raise InTheLoop(f"{test} needs the model in the loop ({why}): answer files cannot "
+                        "say it; run it with the model, e.g. a program behind the command "
+                        "protocol (--model-cmd, or a run with toolkit: command)")
+
 
 @runtime_checkable
 class Translator(Protocol):
@@ -64,6 +80,8 @@ def progress(translator, total: int, desc: str, show: bool = False,
     ``show``.  The suite's translators move it after each batch (their ``progress``
     attribute), and so do its classifiers (``unit``: what they classify); another
     model's bar fills when the block ends."""
+    if hasattr(translator, "label"):   # a model that keeps what it was asked, by step
+        translator.label = desc
     if not show:
         yield
         return
@@ -80,6 +98,13 @@ def progress(translator, total: int, desc: str, show: bool = False,
             if hooked:
                 translator.progress = None
         bar.update(max(0, total - bar.n))
+
+
+def name_inputs(model, label: str) -> None:
+    """Tell a model that keeps what it is asked (``compsuite export``) what the next
+    inputs are, e.g. ``test_copy``; other models ignore it."""
+    if hasattr(model, "label"):
+        model.label = label
 
 
 def translate(translator, sources: list[str], desc: str = "translate",

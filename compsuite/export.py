@@ -1,0 +1,207 @@
+"""A whole study for a system known only by its answers: ``compsuite export`` writes
+every input the study's tests ask a model, ``compsuite score`` scores the answers.
+
+Both evaluate one run of the ``files`` backend (:mod:`compsuite.toolkits.files`) in
+every unit the study plans for a run, through the study's own evaluation: export with a
+model that writes down what it is asked, score with one that answers from the
+system's files; so the inputs exported are exactly those scored.  Layout::
+
+    OUT/manifest.json                 study, profile, units, files, checksums, and the
+                                      tests that need the model in the loop (and why)
+    OUT/README.md                     the same for a reader
+    OUT/<unit>/<name>.src             inputs, one per line (a pair: premise<TAB>hypothesis)
+    OUT/<unit>/<name>.ids             their ids, <unit>/<name>:<line>
+    HYPS/<unit>/<name>.hyp            the system's answers, one per line (what score reads)
+
+A unit whose test needs the model itself (localism feeds the model's outputs back,
+overgeneralisation reads checkpoints over training, the embedding and representation
+analyses read its vectors) is listed in the manifest with the reason and skipped by
+score; run those with a program behind the command protocol instead.  Nothing here
+names a study.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from compsuite.data_prep.common.io import DataError, atomic_open
+from compsuite.errors import ConfigError
+from compsuite.registry import Run
+
+MANIFEST = "manifest.json"
+FORMAT_VERSION = 1
+
+
+def system_run(study, name: str, toolkit: str, args: dict) -> Run:
+    """An evaluate-only run of ``toolkit`` (files, command) added to ``study`` under a
+    new name, with an architecture of the same name (how reports label it)."""
+    if name in study.runs or name in study.architectures:
+        raise ConfigError(f"--name {name}: the study already has a run or an architecture "
+                          "of that name")
+    study.architectures[name] = {"paper_name": name, "evaluate_only": True}
+    return study.runs.register(name, Run(name=name, architecture=name, toolkit=toolkit,
+                                         args=args, source=f"the command line (--name {name})"))
+
+
+def ordered(units) -> list:
+    """Units with every unit after those it requires (the engine's waves)."""
+    by_path, depth = {u.path: u for u in units}, {}
+
+    def level(u) -> int:
+        if u.path not in depth:
+            depth[u.path] = 1 + max((level(by_path[d]) for d in u.requires), default=-1)
+        return depth[u.path]
+
+    return sorted(units, key=level)
+
+
+def evaluate(engine, units, show: bool, folders: dict | None = None) -> tuple[dict, dict]:
+    """Each unit evaluated in turn: (results by unit path, reasons of the units that
+    need the model in the loop, by path); ``folders``: unit path -> the folder of its
+    inputs and answers (default: the unit path)."""
+    from compsuite.eval.translators.base import InTheLoop
+    from compsuite.toolkits.files import asking
+
+    engine.prepare(units)
+    done: dict[str, dict] = {}
+    skipped: dict[str, str] = {}
+    for u in ordered(units):
+        blocked = [d for d in u.requires if d in skipped]
+        if blocked:
+            skipped[u.path] = f"it evaluates the model of {blocked[0]}: {skipped[blocked[0]]}"
+            continue
+        try:
+            with asking((folders or {}).get(u.path, u.path)):
+                done[u.path] = engine.execute(u)
+        except InTheLoop as e:
+            skipped[u.path] = str(e)
+            if show:
+                print(f"compsuite: {u.path}: {e}", file=sys.stderr)
+    return done, skipped
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds=None,
+           show: bool = True) -> dict:
+    """Write every test input of ``study``'s ``profile`` under ``out`` (see the module
+    docstring); returns the manifest."""
+    from compsuite.engine import Engine
+
+    out = Path(out)
+    if (out / MANIFEST).is_file() or (out.is_dir() and any(out.iterdir())):
+        raise ConfigError(f"{out}: not empty (export into a new folder)")
+    with tempfile.TemporaryDirectory(prefix="compsuite-export-") as work:
+        engine = Engine(study, profile, data_root=data_root, runs_root=Path(work), show=show)
+        name = "export"
+        system_run(study, name, "files", {"mode": "record", "inputs": str(out.resolve())})
+        units = engine.plan(seeds=seeds, runs=[name], parts=parts)
+        if not units:
+            raise ConfigError(f"{study.name} --profile {profile}: no units to export")
+        done, skipped = evaluate(engine, units, show)
+    manifest = describe(study, engine.profile, units, out, skipped)
+    with atomic_open(out / MANIFEST) as fh:
+        json.dump(manifest, fh, indent=2)
+    with atomic_open(out / "README.md") as fh:
+        fh.write(readme(manifest))
+    return manifest
+
+
+def describe(study, profile, units, out: Path, skipped: dict) -> dict:
+    """The export's manifest: per unit, what it feeds and its files (or why it needs
+    the model in the loop)."""
+    from compsuite import __version__
+
+    feeds = study.parts(profile)
+    entries = []
+    for u in units:
+        folder = out / u.path
+        asked = json.loads((folder / "inputs.json").read_text()) if (
+            folder / "inputs.json").is_file() else {}
+        entries.append({
+            "unit": u.path, "part": u.part, "feeds": feeds.get(u.part, ""), "seed": u.seed,
+            "dataset": u.dataset, "model_from": u.model_from,
+            "files": [{"inputs": f"{u.path}/{n}.src", "ids": f"{u.path}/{n}.ids",
+                       "answers": f"{u.path}/{n}.hyp", "task": a["task"], "n": a["n"],
+                       "asked_as": a.get("asked_as"),
+                       "sha256": sha256(folder / f"{n}.src")} for n, a in asked.items()],
+            "model_in_the_loop": skipped.get(u.path)})
+    return {"format_version": FORMAT_VERSION, "study": study.name, "profile": profile.name,
+            "compsuite_version": __version__, "config_version": study.config_version,
+            "units": entries,
+            "counts": {"units": len(entries), "files": sum(len(e["files"]) for e in entries),
+                       "inputs": sum(f["n"] for e in entries for f in e["files"]),
+                       "model_in_the_loop": sum(bool(e["model_in_the_loop"])
+                                                for e in entries)}}
+
+
+def readme(manifest: dict) -> str:
+    lines = [f"# Test inputs of {manifest['study']} (profile {manifest['profile']})", "",
+             "Answer every `<unit>/<name>.src` with `<unit>/<name>.hyp` (one answer per "
+             "line, in order; a translation, or a class name for `classify` files) in a "
+             "folder of your own, then run:", "",
+             f"    compsuite score {manifest['study']} --profile {manifest['profile']} "
+             "--from THIS_FOLDER --hyps YOUR_FOLDER", "",
+             "| unit | feeds | files (task, inputs) |", "| --- | --- | --- |"]
+    for e in manifest["units"]:
+        files = "; ".join(f"{Path(f['inputs']).name} ({f['task']}, {f['n']})"
+                          for f in e["files"]) or "-"
+        if e["model_in_the_loop"]:
+            files = "needs the model in the loop (use the command protocol)"
+        lines.append(f"| {e['unit']} | {e['feeds']} | {files} |")
+    return "\n".join(lines) + "\n"
+
+
+def read_manifest(folder: Path, study: str, profile: str) -> dict:
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        raise DataError(f"{path}: no such file (the folder 'compsuite export' wrote)")
+    m = json.loads(path.read_text(encoding="utf-8"))
+    if (m.get("study"), m.get("profile")) != (study, profile):
+        raise ConfigError(f"{path}: an export of {m.get('study')} --profile "
+                          f"{m.get('profile')}, not of {study} --profile {profile}")
+    return m
+
+
+def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
+          results_root: Path, data_root: Path, name: str = "system",
+          show: bool = True) -> tuple[Path, dict]:
+    """Score the answer files in ``answers`` for the export in ``inputs``: the study's
+    report for this one system, beside the paper's numbers; returns (report folder,
+    skipped units with reasons)."""
+    from compsuite.engine import Engine
+    from compsuite.locks import folder_lock
+
+    manifest = read_manifest(inputs, study.name, profile)
+    if not Path(answers).is_dir():
+        raise DataError(f"{answers}: no such folder (the answers: <unit>/<name>.hyp)")
+    engine = Engine(study, profile, data_root=data_root,
+                    runs_root=Path(runs_root) / "scored", show=show)
+    system_run(study, name, "files", {"mode": "replay", "inputs": str(Path(inputs).resolve()),
+                            "answers": str(Path(answers).resolve())})
+    # the same unit of the study, whatever the run is called in its folder's name
+    exported = {(e["part"], e["dataset"], e["seed"]): e["unit"] for e in manifest["units"]}
+    folders = {u.path: exported.get((u.part, u.dataset, u.seed))
+               for u in engine.plan(runs=[name])}
+    units = [u for u in engine.plan(runs=[name]) if folders[u.path]]
+    with folder_lock(engine.runs_dir, "runs"):
+        for u in units:   # answers may have changed since the last score: nothing reused
+            shutil.rmtree(engine.runs_dir / u.path, ignore_errors=True)
+        done, skipped = evaluate(engine, units, show, folders)
+    if not done:
+        raise DataError(f"{answers}: no unit could be scored: " + "; ".join(
+            f"{k}: {v}" for k, v in skipped.items()))
+    out = Path(results_root) / study.name / f"{profile}-{name}"
+    out.mkdir(parents=True, exist_ok=True)
+    study.report(profile, [done[u.path] for u in units if u.path in done], out)
+    if skipped:
+        with open(out / "report.md", "a", encoding="utf-8") as fh:
+            fh.write("\n## Not scored from answer files\n\n" + "\n".join(
+                f"- {k}: {v}" for k, v in skipped.items()) + "\n")
+    return out, skipped

@@ -1,0 +1,165 @@
+"""The ``command`` backend: a program the user brings, behind the command protocol
+(:mod:`compsuite.eval.translators.command`), as an evaluate-only run of any study.
+
+A study's YAML declares it like any run::
+
+    runs:
+      my-system:
+        architecture: my-system
+        toolkit: command
+        args: {command: "python ${HOME}/my_model.py --size small", timeout: 120}
+
+and a profile (or ``compsuite run <study> --runs my-system``) evaluates it in every unit
+the study plans for a run.  Nothing is trained: :meth:`CommandBackend.train` writes the
+settings into the unit's folder (``command.json``, the run's "checkpoint") and every
+model-in-the-loop test starts the program from there.  ``${NAME}`` in ``command``
+names an environment variable (``COMPSUITE_CHECKOUT`` is the suite's checkout);
+the program runs in the current folder with ``COMPSUITE_DATA`` (the dataset's raw
+folder) and, where the dataset has one, ``COMPSUITE_TEXT`` (its plain-text folder) set.
+
+Options (``args``, with per-profile overrides under ``profiles:``): ``command`` (the
+program and its arguments), ``timeout`` (seconds one batch may take; default 600),
+``batch_size`` (inputs per request; default 64).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Annotated
+
+from compsuite.data_prep.common.io import DataError, atomic_open, read_lines
+from compsuite.errors import ConfigError
+from compsuite.registry import ROOT
+from compsuite.schema import check, positive, within
+
+from .base import Backend, Dataset, merge
+
+#: what an evaluate-only run's folder holds: the program and its settings
+SETTINGS_FILE = "command.json"
+_VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+
+
+@dataclass
+class Settings:
+    """A command run's ``args``."""
+    command: str
+    timeout: Annotated[float, within(0, 86400, low_open=True)] = 600.0
+    batch_size: Annotated[int, positive] = 64
+
+
+def expand(command: str, where: str) -> str:
+    """``command`` with ``${NAME}`` replaced from the environment (and
+    ``COMPSUITE_CHECKOUT``, the suite's checkout); an unset name is an error naming
+    ``where``."""
+    env = {"COMPSUITE_CHECKOUT": str(ROOT), **os.environ}
+
+    def value(m: re.Match) -> str:
+        name = m.group(1) or m.group(2)
+        if name not in env:
+            raise ConfigError(f"{where}: '{command}' names the environment variable {name}, "
+                              "which is not set")
+        return shlex.quote(env[name])
+
+    expanded = _VAR.sub(value, command)
+    try:
+        if not shlex.split(expanded):
+            raise ConfigError(f"{where}: the command is empty")
+    except ValueError as e:
+        raise ConfigError(f"{where}: cannot split '{command}' into a program and its "
+                          f"arguments ({e})") from None
+    return expanded
+
+
+def settings(run, profile: str) -> Settings:
+    """The run's ``args`` with its profile's override, checked; errors name the key."""
+    override = run.profiles.get(profile)
+    at = f"{run.source or 'the study YAML'}: runs.{run.name}"
+    if override is not None and not isinstance(override, dict):
+        raise ConfigError(f"{at}.profiles.{profile}: a mapping of command options")
+    s = check(Settings, merge(run.args, override), f"{at}.args")
+    s.command = expand(s.command, f"{at}.args.command")
+    return s
+
+
+def text_folder(data: Dataset) -> Path:
+    """The text a program reads: the dataset's plain text where it has some, else its
+    raw files."""
+    return data.text or data.raw
+
+
+def model_env(data: Dataset | None) -> dict[str, str]:
+    """What the program is told about the data it is evaluated on."""
+    if data is None:
+        return {}
+    env = {"COMPSUITE_DATA": str(data.raw.resolve())}
+    if data.text is not None:
+        env["COMPSUITE_TEXT"] = str(Path(data.text).resolve())
+    return env
+
+
+class CommandBackend(Backend):
+    name = "command"
+
+    def trains(self, run) -> bool:
+        return False
+
+    def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
+              threads: int | None = None, extra: dict | None = None,
+              show: bool = True) -> dict:
+        s = settings(run, profile)
+        path = Path(run_dir) / SETTINGS_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(path) as fh:
+            json.dump(asdict(s), fh, indent=2)
+        return {"toolkit": self.name, "checkpoint": str(path), "evaluate_only": True,
+                "command": s.command, "wall_s": 0.0, "threads": threads}
+
+    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
+        return []   # nothing was trained: the one model is the run's "checkpoint"
+
+    def epoch_checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
+        return []
+
+    def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
+                run_dir: Path, show: bool = True) -> Path:
+        from compsuite.eval.translators.base import translate
+
+        out = Path(run_dir) / f"pred-{split}.txt"
+        if out.is_file():
+            return out
+        sources = read_lines(text_folder(data) / f"{split}.src")
+        started = time.time()
+        with self.load(trained["checkpoint"], data, "translator", generation) as model:
+            hyps = translate(model, sources, f"translate {split}", show=show)
+        with atomic_open(out) as fh:
+            fh.writelines(h.replace("\n", " ") + "\n" for h in hyps)   # one line each
+        trained.setdefault("predict_wall_s", {})[split] = round(time.time() - started, 2)
+        return out
+
+    def read_predictions(self, path: Path, data: Dataset, split: str):
+        from compsuite.eval.readers.predictions import read_plain
+
+        folder = text_folder(data)
+        return read_plain(path, folder / f"{split}.tgt", folder / f"{split}.src")
+
+    def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
+             generation: dict | None = None):
+        from compsuite.eval.translators.command import CommandModel
+
+        if kind not in ("translator", "classifier"):
+            raise self._unsupported(kind)
+        path = Path(checkpoint)
+        if not path.is_file():
+            raise DataError(f"{path}: no such file (the settings an evaluate-only command "
+                            "run writes into its unit folder)")
+        s = check(Settings, json.loads(path.read_text(encoding="utf-8")), str(path))
+        return CommandModel(s.command, batch_size=s.batch_size, timeout=s.timeout,
+                            env=model_env(data))
+
+
+BACKEND = CommandBackend()

@@ -1,0 +1,261 @@
+"""Any program as a model in the loop: the ``command`` protocol.
+
+The suite starts the user's program once (``--model-cmd "python my_model.py"``, or a
+run with ``toolkit: command`` in a study's YAML) and exchanges batches with it as JSON
+lines over its stdin and stdout.  Each request is one line::
+
+    {"task": "translate", "inputs": ["source one", "source two"]}
+
+and each answer one line, with one output per input, in order::
+
+    {"outputs": ["output one", "output two"]}
+
+or ``{"error": "why"}`` (e.g. for a task the program does not do).  Tasks:
+``translate`` (strings -> strings), ``classify`` (strings, or ``[premise,
+hypothesis]`` pairs -> class names), ``features`` (the same inputs -> one vector of
+numbers each: the representation an analysis compares) and ``embed`` (single tokens ->
+a vector each, or null for a token the model does not know).  The program flushes
+after each answer and exits when its stdin closes; what it writes to stderr is kept
+(the last lines are quoted when it fails).  The page ``docs/command_protocol.md`` has
+an example program.
+
+A program that exits, answers something that is not a JSON object, answers the wrong
+number of items, or takes longer than ``timeout`` seconds for one batch is a
+:class:`CommandError` naming the program and what it did.  Like the toolkit
+translators, a model counts ``calls`` (``translate``/``predict`` calls of the test) and
+``batches`` (requests sent), and moves ``progress`` after each batch.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shlex
+import subprocess
+import threading
+from collections import deque
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, Sequence
+
+from compsuite.errors import UserError
+
+#: the tasks of the protocol
+TASKS = ("translate", "classify", "features", "embed")
+
+
+class CommandError(UserError, RuntimeError):
+    """The program broke the protocol, failed, or took too long."""
+
+
+class CommandModel:
+    """A program speaking the protocol, as a translator and a classifier.
+
+    ``command``: the program and its arguments (a string is split like a shell line);
+    ``batch_size``: inputs per request; ``timeout``: seconds one request may take
+    (None: no limit); ``env``: variables added to the program's environment (the
+    suite's runs set ``COMPSUITE_DATA``, the dataset's raw folder); ``cwd``: its
+    working folder."""
+
+    def __init__(self, command: str | Sequence[str], batch_size: int = 64,
+                 timeout: float | None = 600.0, env: dict[str, str] | None = None,
+                 cwd: str | Path | None = None):
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.argv:
+            raise CommandError("the model command is empty")
+        self.command = shlex.join(self.argv)
+        self.name = f"command:{self.command}"
+        self.batch_size = batch_size
+        self.timeout = timeout
+        self.env = dict(env or {})
+        self.cwd = cwd
+        self.calls = 0
+        self.batches = 0
+        self.progress = None
+        self._proc: subprocess.Popen | None = None
+        self._stack: ExitStack | None = None
+        self._lines: queue.Queue = queue.Queue()
+        self._stderr: deque[str] = deque(maxlen=20)
+
+    # ------------------------------------------------------------------ the protocol
+    def translate(self, sources: Sequence[str]) -> list[str]:
+        """One output string per source."""
+        self.calls += 1
+        return [self._text(o, "translate") for o in self._run("translate", list(sources))]
+
+    def predict(self, inputs: Sequence) -> list[str]:
+        """The class of each input (a string, or a (premise, hypothesis) pair)."""
+        self.calls += 1
+        return [self._text(o, "classify") for o in self._run("classify", _pairs(inputs))]
+
+    def features(self, inputs: Sequence):
+        """The program's vectors for the inputs, as a float tensor [len(inputs), d]."""
+        import torch
+
+        vectors = self._run("features", _pairs(inputs))
+        return torch.tensor(self._vectors(vectors, "features", allow_null=False),
+                            dtype=torch.float32)
+
+    def embeddings(self, tokens: list[str]) -> dict[str, list[float]]:
+        """The program's vector of each token it knows (null: a token it does not)."""
+        vectors = self._vectors(self._run("embed", list(tokens)), "embed", allow_null=True)
+        return {t: v for t, v in zip(tokens, vectors) if v is not None}
+
+    def close(self) -> None:
+        """Close the program's stdin and wait for it to exit (it is ended after a few
+        seconds if it does not)."""
+        if self._proc is None:
+            return
+        proc, stack = self._proc, self._stack
+        self._proc = self._stack = None
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        stack.close()   # ends the program's process group if it is still running
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):  # pragma: no cover - best effort at interpreter exit
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # ------------------------------------------------------------------ internals
+    def _run(self, task: str, inputs: list) -> list:
+        out: list = []
+        for i in range(0, len(inputs), self.batch_size):
+            chunk = inputs[i:i + self.batch_size]
+            out += self._ask(task, chunk)
+            if self.progress is not None:
+                self.progress(len(chunk))
+        return out
+
+    def _ask(self, task: str, inputs: list) -> list:
+        from compsuite.processes import check_stop
+
+        check_stop()
+        proc = self._started()
+        self.batches += 1
+        try:
+            proc.stdin.write(json.dumps({"task": task, "inputs": inputs},
+                                        ensure_ascii=False) + "\n")
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._failure(f"exited before it read the {task} request") from None
+        try:
+            line = self._lines.get(timeout=self.timeout)
+        except queue.Empty:
+            self.close()
+            raise CommandError(f"{self.name}: no answer to a {task} request of {len(inputs)} "
+                               f"inputs within {self.timeout:g} s (the timeout; raise it "
+                               "with --model-timeout or the run's `timeout`)") from None
+        if line is None:
+            raise self._failure(f"exited without answering a {task} request")
+        return self._outputs(line, task, len(inputs))
+
+    def _outputs(self, line: str, task: str, n: int) -> list:
+        try:
+            answer = json.loads(line)
+        except json.JSONDecodeError:
+            raise CommandError(f"{self.name}: answered a line that is not JSON: "
+                               f"{_short(line)!r} (each answer is one line, "
+                               '{"outputs": [...]}; print logs to stderr)') from None
+        if not isinstance(answer, dict) or ("outputs" not in answer and "error" not in answer):
+            raise CommandError(f'{self.name}: answered {_short(line)!r}, not {{"outputs": '
+                               '[...]} or {"error": "..."}')
+        if "error" in answer:
+            raise CommandError(f"{self.name}: cannot {task}: {answer['error']}")
+        outputs = answer["outputs"]
+        if not isinstance(outputs, list) or len(outputs) != n:
+            got = len(outputs) if isinstance(outputs, list) else type(outputs).__name__
+            raise CommandError(f"{self.name}: answered {got} outputs to a {task} request of "
+                               f"{n} inputs (one output per input, in order)")
+        return outputs
+
+    def _text(self, output: Any, task: str) -> str:
+        if not isinstance(output, str):
+            raise CommandError(f"{self.name}: a {task} output is {_short(json.dumps(output))}, "
+                               "not a string")
+        return output
+
+    def _vectors(self, vectors: list, task: str, allow_null: bool) -> list:
+        for v in vectors:
+            if v is None and allow_null:
+                continue
+            if not isinstance(v, list) or not all(isinstance(x, (int, float)) for x in v):
+                raise CommandError(f"{self.name}: a {task} output is "
+                                   f"{_short(json.dumps(v))}, not a list of numbers")
+        sizes = {len(v) for v in vectors if v is not None}
+        if len(sizes) > 1:
+            raise CommandError(f"{self.name}: its {task} vectors differ in size "
+                               f"({', '.join(map(str, sorted(sizes)))})")
+        return vectors
+
+    def _started(self) -> subprocess.Popen:
+        if self._proc is not None:
+            if self._proc.poll() is not None:
+                raise self._failure("has exited")
+            return self._proc
+        from compsuite.processes import child
+
+        stack = ExitStack()
+        try:
+            proc = stack.enter_context(child(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1, cwd=self.cwd,
+                env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env}))
+        except FileNotFoundError:
+            raise CommandError(f"{self.name}: no such program '{self.argv[0]}'") from None
+        except PermissionError:
+            raise CommandError(f"{self.name}: '{self.argv[0]}' is not executable") from None
+        self._proc, self._stack = proc, stack
+        threading.Thread(target=_pump, args=(proc.stdout, self._lines.put), daemon=True).start()
+        threading.Thread(target=_pump, args=(proc.stderr, self._stderr.append),
+                         daemon=True).start()
+        return proc
+
+    def _failure(self, what: str) -> CommandError:
+        proc = self._proc
+        rc = None
+        if proc is not None:
+            try:
+                rc = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        self.close()
+        tail = "".join(line if line.endswith("\n") else line + "\n"
+                       for line in self._stderr if line is not None).rstrip()
+        status = f" (exit {rc})" if rc is not None else ""
+        return CommandError(f"{self.name}: {what}{status}"
+                            + (f"; its last stderr lines:\n{tail}" if tail else
+                               "; it wrote nothing to stderr"))
+
+
+def _pump(stream, put) -> None:
+    """Copy ``stream``'s lines to ``put``, then None at its end."""
+    try:
+        for line in stream:
+            put(line.rstrip("\n"))
+    except (OSError, ValueError):
+        pass
+    put(None)
+
+
+def _pairs(inputs: Sequence) -> list:
+    """Inputs as JSON values: a string stays a string, a pair (or a triple with the raw
+    extra streams) becomes a list."""
+    return [x if isinstance(x, str) else list(x) for x in inputs]
+
+
+def _short(text: str, most: int = 120) -> str:
+    return text if len(text) <= most else text[:most] + "..."

@@ -1,0 +1,188 @@
+"""The command protocol (eval/translators/command.py): a program as a translator and a
+classifier, its errors, the command backend, and ``--model-cmd`` in an eval command."""
+from __future__ import annotations
+
+import json
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from compsuite.eval.translators.command import CommandError, CommandModel
+from compsuite.registry import ROOT
+
+EXAMPLE = ROOT / "examples" / "command_model.py"
+PY = sys.executable
+
+
+def program(tmp_path: Path, body: str, name: str = "prog.py") -> str:
+    """A protocol program from ``body`` (a function ``answer(request)`` -> dict or
+    None for no answer), as a command line."""
+    path = tmp_path / name
+    path.write_text("import json, sys, time\n" + textwrap.dedent(body) + textwrap.dedent("""
+        for line in sys.stdin:
+            out = answer(json.loads(line))
+            if out is not None:
+                print(out if isinstance(out, str) else json.dumps(out), flush=True)
+        """))
+    return f"{PY} {path}"
+
+
+def test_the_documented_example_is_the_tested_file():
+    doc = (ROOT / "docs" / "command_protocol.md").read_text()
+    block = re.search(r"```python\n(.*?)```", doc, re.S).group(1)
+    assert block == EXAMPLE.read_text()
+    assert 15 <= len(block.splitlines()) <= 30
+
+
+def test_example_translates_and_classifies_in_batches():
+    with CommandModel(f"{PY} {EXAMPLE}", batch_size=2) as m:
+        out = m.translate(["a b c", "x y", "one", "p q r s", "z"])
+        assert out == ["c b a", "y x", "one", "s r q p", "z"]
+        assert (m.calls, m.batches) == (1, 3)    # one call, ceil(5 / 2) requests
+        assert m.predict([("A man sleeps.", "A person rests."), ("p", "h")]) == \
+            ["entailment", "entailment"]
+        assert (m.calls, m.batches) == (2, 4)
+        pid = m._proc.pid
+        with pytest.raises(CommandError, match="cannot embed: this model cannot embed"):
+            m.embeddings(["a"])
+    assert m._proc is None    # closed, and the program has exited
+    with pytest.raises(ProcessLookupError):
+        import os
+        os.kill(pid, 0)
+
+
+def test_progress_moves_after_each_batch():
+    seen = []
+    with CommandModel(f"{PY} {EXAMPLE}", batch_size=3) as m:
+        m.progress = seen.append
+        m.translate([str(i) for i in range(7)])
+    assert seen == [3, 3, 1]
+
+
+def test_features_and_embeddings(tmp_path):
+    cmd = program(tmp_path, """
+        def answer(r):
+            if r["task"] == "features":
+                return {"outputs": [[float(len(x)), 1.0] for x in r["inputs"]]}
+            return {"outputs": [None if t == "unk" else [1.0, 2.0] for t in r["inputs"]]}
+        """)
+    with CommandModel(cmd) as m:
+        f = m.features(["ab", "abcd"])
+        assert f.shape == (2, 2) and f[1, 0].item() == 4.0
+        assert m.embeddings(["copy", "unk"]) == {"copy": [1.0, 2.0]}
+
+
+@pytest.mark.parametrize("body, message", [
+    ("""
+     def answer(r):
+         sys.stderr.write("loading weights\\nout of memory\\n"); sys.stderr.flush()
+         sys.exit(3)
+     """, r"exited without answering a translate request \(exit 3\); its last stderr "
+          r"lines:\nloading weights\nout of memory"),
+    ("""
+     def answer(r):
+         return "Loading model..."
+     """, r"answered a line that is not JSON: 'Loading model\.\.\.'.*print logs to stderr"),
+    ("""
+     def answer(r):
+         return {"outputs": r["inputs"][:-1]}
+     """, r"answered 2 outputs to a translate request of 3 inputs"),
+    ("""
+     def answer(r):
+         return {"result": []}
+     """, r'not \{"outputs": \[\.\.\.\]\}'),
+    ("""
+     def answer(r):
+         return {"outputs": [1, 2, 3]}
+     """, r"a translate output is 1, not a string"),
+    ("""
+     def answer(r):
+         time.sleep(30)
+     """, r"no answer to a translate request of 3 inputs within 1 s"),
+])
+def test_protocol_errors_name_the_program_and_what_it_did(tmp_path, body, message):
+    cmd = program(tmp_path, body)
+    m = CommandModel(cmd, timeout=1)
+    with pytest.raises(CommandError, match=message) as e:
+        m.translate(["a", "b", "c"])
+    assert str(e.value).startswith(f"command:{cmd}")
+    m.close()
+
+
+def test_a_missing_program_is_one_clear_error():
+    with pytest.raises(CommandError, match="no such program 'no-such-model-program'"):
+        CommandModel("no-such-model-program --x").translate(["a"])
+
+
+def test_an_exited_program_is_not_restarted_silently(tmp_path):
+    cmd = program(tmp_path, """
+        n = 0
+        def answer(r):
+            global n
+            n += 1
+            if n > 1:
+                sys.exit(0)
+            return {"outputs": r["inputs"]}
+        """)
+    m = CommandModel(cmd)
+    assert m.translate(["a"]) == ["a"]
+    with pytest.raises(CommandError, match=r"exited without answering.*\(exit 0\)"):
+        m.translate(["b"])
+
+
+def test_command_backend_run_settings_and_environment(tmp_path, monkeypatch):
+    from compsuite.errors import ConfigError
+    from compsuite.registry import Run
+    from compsuite.toolkits import Dataset, get_backend
+
+    backend = get_backend("command")
+    cmd = program(tmp_path, """
+        import os
+        def answer(r):
+            return {"outputs": [os.environ["COMPSUITE_DATA"] for _ in r["inputs"]]}
+        """)
+    monkeypatch.setenv("MY_PROG", cmd.split()[-1])
+    run = Run("mine", "mine", "command", args={"command": f"{PY} ${{MY_PROG}}", "timeout": 5},
+              source="x.yaml")
+    assert not backend.trains(run)
+    data = Dataset(tmp_path / "ds")
+    (data.raw).mkdir(parents=True)
+    (data.raw / "test.src").write_text("a\nb\n")
+    (data.raw / "test.tgt").write_text("a\nb\n")
+    trained = backend.train(run, "tiny", data, tmp_path / "unit", 1)
+    assert trained["evaluate_only"] and json.loads(Path(trained["checkpoint"]).read_text())[
+        "timeout"] == 5
+    pred = backend.predict(trained, data, "test", {}, tmp_path / "unit", show=False)
+    assert pred.read_text().splitlines() == [str(data.raw.resolve())] * 2
+    bad = Run("mine", "mine", "command", args={"command": "python ${NOT_SET_ANYWHERE}"},
+              source="x.yaml")
+    with pytest.raises(ConfigError, match=r"x\.yaml: runs\.mine\.args\.command: .*"
+                                          "NOT_SET_ANYWHERE, which is not set"):
+        backend.train(bad, "tiny", data, tmp_path / "unit2", 1)
+    with pytest.raises(ConfigError, match=r"runs\.mine\.args: unknown key 'timout'"):
+        backend.train(Run("mine", "mine", "command", args={"command": "x", "timout": 1},
+                          source="x.yaml"), "tiny", data, tmp_path / "unit3", 1)
+
+
+def test_eval_pcfgset_localism_with_model_cmd(tmp_path, capsys):
+    from compsuite.cli import main
+
+    unrolled = tmp_path / "unrolled.tsv"
+    unrolled.write_text("unrolled\tappend C1 M1 , H1 K1\t*1\n"
+                        "unrolled\tswap_first_last *1\tK1 M1 H1 C1\n"
+                        "original\tswap_first_last append C1 M1 , H1 K1\tK1 M1 H1 C1\n")
+    prog = program(tmp_path, """
+        from compsuite.data_prep.pcfgset.grammar import interpret
+        def answer(r):
+            return {"outputs": [interpret(x) for x in r["inputs"]]}
+        """)
+    assert main(["eval", "pcfgset", "localism", "--model-cmd", prog, "--unrolled",
+                 str(unrolled), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["consistency"]["consistency"] == 1.0 and res["accuracy_unrolled"] == 1.0
+    # the whole input, then one call per level of the unrolled steps
+    assert res["input"]["command"] == prog and res["model_calls"] == 3
+    assert res["model_batches"] == 3
