@@ -269,6 +269,10 @@ class Engine:
                 if tk not in data.formats:
                     data.formats[tk] = get_backend(tk).write_data(data)
 
+    def dataset(self, unit: Unit) -> Dataset:
+        """The prepared dataset of ``unit`` (after :meth:`prepare`)."""
+        return self._data[(unit.dataset, unit.seed)]
+
     def _before_threads(self, units: list[Unit]) -> None:
         """Let each backend do once, in this thread, what its models would otherwise
         do in several threads at once (importing the toolkit)."""
@@ -323,6 +327,8 @@ class Engine:
                 "checkpoint": checkpoint,
                 "train_wall_s": trained.get("wall_s") if trained else None,
                 "threads": trained.get("threads") if trained else None,
+                # a model or program brought to the suite, evaluated as it is
+                "evaluate_only": bool(trained and trained.get("evaluate_only")),
                 "generation": {**self.study.generation, **self.profile.generation},
                 "config_version": self.study.config_version, "git": self._revision,
                 **unit.params}

@@ -105,7 +105,8 @@ def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds
         if not units:
             raise ConfigError(f"{study.name} --profile {profile}: no units to export")
         done, skipped = evaluate(engine, units, show)
-    manifest = describe(study, engine.profile, units, out, skipped)
+    manifest = describe(study, engine.profile, units, out, skipped,
+                        {u.path: engine.dataset(u) for u in units})
     with atomic_open(out / MANIFEST) as fh:
         json.dump(manifest, fh, indent=2)
     with atomic_open(out / "README.md") as fh:
@@ -113,10 +114,12 @@ def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds
     return manifest
 
 
-def describe(study, profile, units, out: Path, skipped: dict) -> dict:
+def describe(study, profile, units, out: Path, skipped: dict, data: dict) -> dict:
     """The export's manifest: per unit, what it feeds and its files (or why it needs
     the model in the loop)."""
     from compsuite import __version__
+
+    from compsuite.toolkits.files import IN_THE_LOOP
 
     feeds = study.parts(profile)
     entries = []
@@ -124,21 +127,28 @@ def describe(study, profile, units, out: Path, skipped: dict) -> dict:
         folder = out / u.path
         asked = json.loads((folder / "inputs.json").read_text()) if (
             folder / "inputs.json").is_file() else {}
+        partly = asked.pop(IN_THE_LOOP, [])
         entries.append({
             "unit": u.path, "part": u.part, "feeds": feeds.get(u.part, ""), "seed": u.seed,
             "dataset": u.dataset, "model_from": u.model_from,
+            # what a program of the command protocol is told (COMPSUITE_DATA, _TEXT)
+            "data": str(data[u.path].raw.resolve()),
+            "text": str(Path(data[u.path].text).resolve()) if data[u.path].text else None,
             "files": [{"inputs": f"{u.path}/{n}.src", "ids": f"{u.path}/{n}.ids",
                        "answers": f"{u.path}/{n}.hyp", "task": a["task"], "n": a["n"],
                        "asked_as": a.get("asked_as"),
                        "sha256": sha256(folder / f"{n}.src")} for n, a in asked.items()],
-            "model_in_the_loop": skipped.get(u.path)})
+            "model_in_the_loop": skipped.get(u.path),
+            "analyses_needing_the_model": partly})
     return {"format_version": FORMAT_VERSION, "study": study.name, "profile": profile.name,
             "compsuite_version": __version__, "config_version": study.config_version,
             "units": entries,
             "counts": {"units": len(entries), "files": sum(len(e["files"]) for e in entries),
                        "inputs": sum(f["n"] for e in entries for f in e["files"]),
                        "model_in_the_loop": sum(bool(e["model_in_the_loop"])
-                                                for e in entries)}}
+                                                for e in entries),
+                       "analyses_needing_the_model": sum(len(e["analyses_needing_the_model"])
+                                                         for e in entries)}}
 
 
 def readme(manifest: dict) -> str:
@@ -154,6 +164,9 @@ def readme(manifest: dict) -> str:
                           for f in e["files"]) or "-"
         if e["model_in_the_loop"]:
             files = "needs the model in the loop (use the command protocol)"
+        elif e["analyses_needing_the_model"]:
+            files += "; not from files: " + "; ".join(
+                a.split(" (")[0] for a in e["analyses_needing_the_model"])
         lines.append(f"| {e['unit']} | {e['feeds']} | {files} |")
     return "\n".join(lines) + "\n"
 

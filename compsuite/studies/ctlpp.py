@@ -86,7 +86,7 @@ class CTLPP(Study):
 
     @classmethod
     def commands(cls):
-        return {"data": add_data_commands}
+        return {"data": add_data_commands, "eval": add_eval_commands}
 
     def check_profile(self, profile: Profile, where: str) -> None:
         grid = profile.settings.grid
@@ -178,4 +178,43 @@ def cmd_generate(a) -> int:
         subsets = (" (" + ", ".join(f"{v} = {k}" for k, v in fairseq_subsets(SPLITS).items())
                    + ")") if tk == "fairseq" else ""
         print(f"wrote {folder}{subsets}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- compsuite eval ctlpp
+def add_eval_commands(parser: argparse.ArgumentParser) -> None:
+    from compsuite.commands import model_arguments
+
+    sub = parser.add_subparsers(dest="action", required=True)
+    t = sub.add_parser("test", help="a model in the loop: IID/OOD accuracy by length, the "
+                                    "compatibility matrix and the representations")
+    model_arguments(t)
+    t.add_argument("--raw", required=True,
+                   help="the dataset's raw folder (test_iid/test_ood .src/.tgt and "
+                        "manifest.json), e.g. DATA/ctlpp/A/n600/seed1/raw")
+    t.add_argument("--accuracy-only", action="store_true",
+                   help="IID/OOD accuracy only (no compatibility, no representations)")
+    t.add_argument("--out", help="also write the JSON result here")
+    t.add_argument("--json", action="store_true", help="print one JSON object")
+    t.set_defaults(func=cmd_test)
+
+
+def cmd_test(a) -> int:
+    from compsuite.commands import load_model, model_source, show, write_json
+    from compsuite.eval.ctlpp.analyses import analyse
+
+    clf = load_model(a, "classifier")
+    res = {**analyse(clf, Path(a.raw), not a.accuracy_only), "model_calls": clf.calls,
+           "input": {"raw": a.raw, **model_source(a)}}
+    if a.out:
+        write_json(a.out, res)
+    reps = res.get("representations") or {}
+    rows = [[split, res[split]["accuracy"], res[split]["n"]] for split in ("test_iid", "test_ood")]
+    footer = ""
+    if "compatibility" in res:
+        footer = (f"\ncompatibility matrix ({', '.join(res['compatibility']['groups'])}): "
+                  f"{res['compatibility']['matrix']}\n")
+    if "mean_similarity" in reps:
+        footer += f"representation similarity: {reps['mean_similarity']}\n"
+    show(res, a.json, ["test", "accuracy", "n"], rows, footer)
     return 0

@@ -348,9 +348,21 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
     s = sub.add_parser("score", help="score any system's predictions (pairID<TAB>label)")
     s.add_argument("--data", required=True,
                    help="a prepared dataset folder (DATA/nli/<dataset>/...: raw/, lexical/)")
-    s.add_argument("--predictions", required=True,
-                   help="pairID<TAB>label for the evaluation set (labels: entailment, "
-                        "neutral, contradiction or e/n/c)")
+    src = s.add_mutually_exclusive_group(required=True)
+    src.add_argument("--predictions",
+                     help="pairID<TAB>label for the evaluation set (labels: entailment, "
+                          "neutral, contradiction or e/n/c)")
+    src.add_argument("--checkpoint", help="a classifier in the loop: a fairseq checkpoint "
+                                          "(with --bin) or a Hugging Face model folder; "
+                                          "classifies the set and both adversaries")
+    src.add_argument("--model-cmd", metavar="COMMAND",
+                     help="a program behind the command protocol (docs/command_protocol.md)"
+                          ", as --checkpoint")
+    s.add_argument("--bin", dest="bin", help="with a fairseq --checkpoint: its fairseq-bin "
+                                            "folder (dictionaries)")
+    s.add_argument("--model-timeout", type=float, default=600.0, metavar="S",
+                   help="with --model-cmd: seconds one batch may take")
+    s.add_argument("--batch-size", type=int, default=256)
     s.add_argument("--set", help="the evaluation set (default: the first)")
     s.add_argument("--soswap", help="predictions on the SOSWAP set (pairID<TAB>label)")
     s.add_argument("--addamod", help="predictions on the ADDAMOD set")
@@ -378,16 +390,22 @@ def cmd_score(a) -> int:
     lambdas = [check_lambda(v) for v in a.lambdas]
     rows = json.loads((root / "lexical" / "rows.json").read_text(encoding="utf-8"))
     cols = read_split(root / "raw", sets[name])
-    pred = score.align(cols["pairid"], score.read_predictions(a.predictions), a.predictions)
+    if a.predictions:
+        pred = score.align(cols["pairid"], score.read_predictions(a.predictions),
+                           a.predictions)
+        adversaries = {k: getattr(a, k) for k in ("soswap", "addamod") if getattr(a, k)}
+    else:   # a model in the loop: it classifies the set and both adversaries
+        predicted = classify_sets(a, root / "raw", [sets[name], "adv_soswap", "adv_addamod"])
+        pred = predicted[sets[name]]
+        adversaries = {"soswap": predicted["adv_soswap"], "addamod": predicted["adv_addamod"]}
     out = {"set": name, "score": score.score_dev(cols["label"], pred, read_lms(root, name),
                                                  lambdas, rows["signature"]),
            "adversaries": {}}
-    for kind in ("soswap", "addamod"):
-        path = getattr(a, kind)
-        if path:
-            adv = read_split(root / "raw", f"adv_{kind}")
-            p = score.align(adv["pairid"], score.read_predictions(path), path)
-            out["adversaries"][kind] = score.score_adversary(p, adv["label"])
+    for kind, source in adversaries.items():
+        adv = read_split(root / "raw", f"adv_{kind}")
+        p = source if isinstance(source, list) else score.align(
+            adv["pairid"], score.read_predictions(source), source)
+        out["adversaries"][kind] = score.score_adversary(p, adv["label"])
     s = out["score"]
     print(f"{name}: accuracy {s['whole']:.2f} on {s['n']} pairs; " + "; ".join(
         f"CS_{k} {v['accuracy']:.2f} ({v['n']})" if v["accuracy"] is not None
@@ -401,3 +419,17 @@ def cmd_score(a) -> int:
         with atomic_open(Path(a.out)) as fh:
             json.dump(out, fh, indent=1)
     return 0
+
+
+def classify_sets(a, raw: Path, splits: list[str]) -> dict[str, list[str]]:
+    """The predictions of the model of ``--checkpoint`` or ``--model-cmd`` on each raw
+    split (kept in a temporary folder only)."""
+    import tempfile
+
+    from compsuite.commands import load_model
+    from compsuite.eval.nli.predict import predict_split
+
+    a.data = a.bin   # model_arguments' name for the fairseq dictionaries
+    clf = load_model(a, "classifier")
+    with tempfile.TemporaryDirectory(prefix="compsuite-nli-") as tmp:
+        return {s: predict_split(clf, raw, s, Path(tmp))[1] for s in splits}

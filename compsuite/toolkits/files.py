@@ -33,6 +33,8 @@ from .base import Backend, Dataset
 #: the settings file a files run writes into each unit folder (its "checkpoint")
 SETTINGS_FILE = "files.json"
 MODES = ("record", "replay")
+#: the key of ``inputs.json`` that lists the analyses of a unit needing the model itself
+IN_THE_LOOP = "_needs_the_model"
 #: the unit being evaluated (its path), whose folder the inputs and answers are in:
 #: a unit that evaluates another unit's model asks its own inputs (see :func:`asking`)
 _asking: list[str] = []
@@ -84,7 +86,7 @@ class Recorder:
         meta = self.folder / "inputs.json"
         known = json.loads(meta.read_text()) if meta.is_file() else {}
         digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
-        if any(k.get("sha256") == digest for k in known.values()):
+        if any(isinstance(k, dict) and k.get("sha256") == digest for k in known.values()):
             return   # the same inputs asked again (e.g. of another model): one file
         base = slug(self.label, task)
         name = next(n for n in (base if k == 1 else f"{base}-{k}" for k in range(1, 10**4))
@@ -112,14 +114,30 @@ class Recorder:
         return [self.placeholder] * len(inputs)
 
     def features(self, inputs):
-        from compsuite.eval.translators.base import require_model
-
-        require_model(self, "this analysis", "it compares the model's representations")
+        self._refuse(f"{self.label or 'this analysis'}",
+                     "it compares the model's representations")
 
     def embeddings(self, tokens):
-        from compsuite.eval.translators.base import require_model
+        self._refuse(f"{self.label or 'this analysis'}", "it reads the model's embeddings")
 
-        require_model(self, "this analysis", "it reads the model's embeddings")
+    def _refuse(self, test: str, why: str) -> None:
+        """Say (in the folder's ``inputs.json``) which analysis needs the model, then
+        refuse it."""
+        from compsuite.eval.translators.base import InTheLoop, require_model
+
+        try:
+            require_model(self, test, why)
+        except InTheLoop as e:
+            if not isinstance(self, Replayer):
+                self.folder.mkdir(parents=True, exist_ok=True)
+                meta = self.folder / "inputs.json"
+                known = json.loads(meta.read_text()) if meta.is_file() else {}
+                known.setdefault(IN_THE_LOOP, [])
+                if str(e) not in known[IN_THE_LOOP]:
+                    known[IN_THE_LOOP].append(str(e))
+                with atomic_open(meta) as fh:
+                    json.dump(known, fh, indent=2)
+            raise
 
 
 class Replayer(Recorder):

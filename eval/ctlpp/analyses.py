@@ -21,21 +21,39 @@ if TYPE_CHECKING:  # pragma: no cover
 def evaluate(ctx: "Context") -> dict:
     """IID and OOD accuracy (per length) and, for Table 1's units, the
     compatibility matrix and the representation similarities."""
+    return analyse(ctx.load(kind="classifier"), ctx.data.raw, ctx.unit.part == "table1")
+
+
+def analyse(clf, raw, analyses: bool = True) -> dict:
+    """A classifier on a dataset's raw folder (``test_iid``/``test_ood`` ``.src``/
+    ``.tgt`` and ``manifest.json``): accuracy by length and, with ``analyses``, the
+    compatibility matrix and the representation similarities (None in place of those
+    when the model has no representations to give: answers read from files)."""
     from compsuite.data_prep.common.io import read_aligned
     from compsuite.data_prep.common.manifest import read_manifest
+    from compsuite.eval.translators.base import InTheLoop, name_inputs
 
-    clf = ctx.load(kind="classifier")
-    raw = ctx.data.raw
     out = {}
     for split in ("test_iid", "test_ood"):
         src, tgt = read_aligned(raw / f"{split}.src", raw / f"{split}.tgt")
+        name_inputs(clf, split)
         out[split] = accuracy_by_length(src, clf.predict(src), tgt)
-    if ctx.unit.part == "table1":
+    if analyses:
         m = read_manifest(raw)
+        if m is None:
+            from compsuite.data_prep.common.io import DataError
+
+            raise DataError(f"{raw}: no manifest.json (the functions and symbols of the "
+                            "task; generate the data with 'compsuite data ctlpp generate')")
+        name_inputs(clf, "compatibility")
         out["compatibility"] = compatibility_matrix(clf, m["functions"], m["symbols"],
                                                     m["groups"])
-        out["representations"] = representation_similarity(clf, m["functions"],
-                                                           m["symbols"], m["groups"])
+        name_inputs(clf, "representations (section 4.1)")
+        try:
+            out["representations"] = representation_similarity(clf, m["functions"],
+                                                               m["symbols"], m["groups"])
+        except InTheLoop as e:   # answers from files: no representations to compare
+            out["representations"] = {"model_in_the_loop": str(e)}
     return out
 
 

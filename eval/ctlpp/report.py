@@ -140,19 +140,28 @@ def representations_section(archs: dict, groups: dict, out_dir: Path, report: di
     for (a, v), rs in sorted(groups.items()):
         r = min(rs, key=lambda x: x["seed"])
         stem = f"{v}_{r['run']}_seed{r['seed']}"
-        if "representations" in r:
-            f = similarity_maps(r["representations"], out_dir / f"similarity_{stem}.png")
-            c = r["compatibility"]
-            g = heat_map(c["matrix"], c["groups"], out_dir / f"compatibility_{stem}.png",
-                         title=f"{archs[a]['paper_name']}, {v}: accuracy of g(f(x))",
-                         xlabel="group of g (second)", ylabel="group of f (first)")
-            pngs += [f, g]
-            report["figures"][stem] = [f.name, g.name]
-            ms = r["representations"]["mean_similarity"]
-            sim_rows.append([archs[a]["paper_name"], v, r["seed"], ms.get("within"),
-                             ms.get("between")])
+        if "compatibility" not in r:
+            continue
+        c = r["compatibility"]
+        g = heat_map(c["matrix"], c["groups"], out_dir / f"compatibility_{stem}.png",
+                     title=f"{archs[a]['paper_name']}, {v}: accuracy of g(f(x))",
+                     xlabel="group of g (second)", ylabel="group of f (first)")
+        pngs.append(g)
+        report["figures"][stem] = [g.name]
+        reps = r.get("representations") or {}
+        if "mean_similarity" not in reps:   # a model known by its answers: none to compare
             md.append(f"{archs[a]['paper_name']}, variant {v} (seed {r['seed']}): "
-                      f"![similarity]({f.name}) ![compatibility]({g.name})\n")
+                      f"![compatibility]({g.name}); representations: "
+                      f"{reps.get('model_in_the_loop', 'not computed')}\n")
+            continue
+        f = similarity_maps(reps, out_dir / f"similarity_{stem}.png")
+        pngs.append(f)
+        report["figures"][stem].insert(0, f.name)
+        ms = reps["mean_similarity"]
+        sim_rows.append([archs[a]["paper_name"], v, r["seed"], ms.get("within"),
+                         ms.get("between")])
+        md.append(f"{archs[a]['paper_name']}, variant {v} (seed {r['seed']}): "
+                  f"![similarity]({f.name}) ![compatibility]({g.name})\n")
     if sim_rows:
         md += ["\nMean cosine similarity of the representations of one symbol produced by "
                "different functions, within a group and between groups:\n",

@@ -56,8 +56,11 @@ def translate_cached(translator, inputs: list[str], path: Path) -> list[str]:
     evaluation does not translate again."""
     from compsuite.data_prep.common.io import write_lines
 
+    from compsuite.eval.translators.base import name_inputs
+
     hyps = stored(inputs, path)
     if hyps is None:
+        name_inputs(translator, path.stem)   # e.g. final-np_vp
         hyps = translator.translate(list(inputs))
         write_lines(path, hyps)
     return hyps

@@ -131,6 +131,9 @@ def distances_or_reason(translator, checkpoint: str) -> dict:
     """:func:`embedding_distances`, or why a model that only replays answers has none."""
     from compsuite.eval.translators.base import InTheLoop
 
+    from compsuite.eval.translators.base import name_inputs
+
+    name_inputs(translator, "embedding distances (Table 5)")
     try:
         return embedding_distances(translator, checkpoint)
     except InTheLoop as e:

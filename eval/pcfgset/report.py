@@ -117,7 +117,8 @@ def table3(study, profile: str, task_results: list[dict],
     significance = []
     for key, label, test in TABLE3:
         if test is None:
-            rs = [r for r in task_results if r["run"] in test_runs]
+            rs = [r for r in task_results if r["run"] in test_runs
+                  or archs[r["architecture"]].get("evaluate_only")]
             value = HEADLINE["accuracy"][1]
         else:
             rs = test_results.get(test, [])
