@@ -25,7 +25,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from compsuite.errors import UserError
+from compsuite.errors import ConfigError, UserError
 from compsuite.processes import Stopped, handlers
 
 
@@ -131,11 +131,19 @@ def _study(a):
     from compsuite.registry import get_study
 
     study = get_study(a.study)
-    if getattr(a, "model_cmd", None):
+    cmd, hf = getattr(a, "model_cmd", None), getattr(a, "hf_model", None)
+    if cmd and hf:
+        raise ConfigError("give --model-cmd or --hf-model, not both (one system per --name)")
+    if cmd or hf:
         from compsuite.export import system_run
 
-        system_run(study, a.name, "command", {"command": a.model_cmd,
-                                              "timeout": a.model_timeout})
+        if cmd:
+            system_run(study, a.name, "command", {"command": cmd, "timeout": a.model_timeout})
+        else:
+            args = {"model": hf, "train": False}
+            if a.hf_prompt:
+                args["prompt"] = a.hf_prompt.replace("\\n", "\n")
+            system_run(study, a.name, "hf", args)
         a.runs = list(dict.fromkeys([*(a.runs or []), a.name]))
     return study
 
@@ -268,6 +276,24 @@ def add_exchange_commands(sub) -> None:
     sc.set_defaults(func=cmd_score)
 
 
+def add_system_arguments(r) -> None:
+    """``compsuite run``'s options that add the user's system as one more run."""
+    r.add_argument("--model-cmd", metavar="COMMAND",
+                   help="also evaluate a program behind the command protocol "
+                        "(docs/command_protocol.md) in every unit, as the run --name")
+    r.add_argument("--model-timeout", type=float, default=600.0, metavar="S",
+                   help="with --model-cmd: seconds one batch may take")
+    r.add_argument("--hf-model", metavar="DIR",
+                   help="also evaluate a local Hugging Face model folder as it is "
+                        "(translator or classifier, by its config) in every unit, "
+                        "as the run --name")
+    r.add_argument("--hf-prompt", metavar="TEMPLATE",
+                   help="with --hf-model: the prompt, {input} for the input "
+                        "(default: the input alone)")
+    r.add_argument("--name", default="system",
+                   help="with --model-cmd or --hf-model: the run's name in the report")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from compsuite.registry import BREAKDOWNS, load_plugins, read_yaml, studies
 
@@ -329,13 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "threads (default: the profile's `jobs`, else 1)")
             r.add_argument("--data-root", default="DATA")
             r.add_argument("--quiet", action="store_true", help="no progress bars")
-            r.add_argument("--model-cmd", metavar="COMMAND",
-                           help="also evaluate a program behind the command protocol "
-                                "(docs/command_protocol.md) in every unit, as the run --name")
-            r.add_argument("--model-timeout", type=float, default=600.0, metavar="S",
-                           help="with --model-cmd: seconds one batch may take")
-            r.add_argument("--name", default="system",
-                           help="with --model-cmd: the run's name in the report")
+            add_system_arguments(r)
         r.set_defaults(func=func)
 
     add_exchange_commands(sub)

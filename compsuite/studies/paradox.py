@@ -1,6 +1,8 @@
 """The paradox of compositionality (Dankers, Bruni and Hupkes 2022): English-to-Dutch
 systematicity, substitutivity and idiom overgeneralisation tests of fairseq models, as
-a study of the suite.
+a study of the suite.  A profile (or ``--runs``) may also name an evaluate-only run (a
+model brought as it is: an hf run with ``train: false``, such as ``marian-hf``, or a
+command run): it is tested once, with its one model, on the tests' plain English.
 
 YAML (``compsuite/experiments/paradox.yaml``), in a profile besides the keys every
 profile has:
@@ -49,7 +51,7 @@ from compsuite.errors import ConfigError
 from compsuite.registry import Profile, near
 from compsuite.schema import PositiveInt, increasing, non_empty
 from compsuite.studies.base import Study
-from compsuite.toolkits import Dataset
+from compsuite.toolkits import Dataset, get_backend
 
 OPUS_SIZES = {"small": "about 1M pairs", "medium": "one eighth of the corpus",
               "full": "the whole corpus (69M pairs in the paper)"}
@@ -146,10 +148,16 @@ class Paradox(Study):
         return {"data": add_data_commands, "eval": add_eval_commands}
 
     def check_profile(self, profile: Profile, where: str) -> None:
+        """A profile's runs are fairseq runs (the study lists fairseq's interval
+        checkpoints) or evaluate-only runs (a model brought as it is, tested once)."""
         for r in profile.runs:
-            if self.run(r).toolkit != "fairseq":
-                raise ConfigError(f"{where}.runs: '{r}' is not a fairseq run (the study "
-                                  "lists fairseq's interval checkpoints)")
+            self.check_run(r, f"{where}.runs")
+
+    def check_run(self, name: str, where: str) -> None:
+        run = self.run(name)
+        if run.toolkit != "fairseq" and get_backend(run.toolkit).trains(run):
+            raise ConfigError(f"{where}: '{name}' is not a fairseq run (the study lists "
+                              "fairseq's interval checkpoints) nor an evaluate-only run")
 
     # ------------------------------------------------------------------ units
     def parts(self, profile: Profile) -> dict[str, str]:
@@ -158,6 +166,8 @@ class Paradox(Study):
                 for s in profile.settings.data.sizes_to_train()}
 
     def plan(self, profile: Profile, seeds=None, runs=None) -> list[Unit]:
+        for r in runs or []:   # runs chosen on the command line (--runs)
+            self.check_run(r, "--runs")
         data = profile.settings.data
         epochs = data.checkpoint_epochs or {}
         return [Unit(size, r, s, size, f"{size}/{r}/seed{s}",
@@ -192,13 +202,17 @@ class Paradox(Study):
         from compsuite.eval.paradox import evaluate as ev
 
         synonym_forms, idiom_keywords = item_tables(ctx.profile.settings.tests.idioms)
+        trained = ctx.backend.trains(ctx.run)
         out = {"beam": ctx.generation.get("beam"), "tests": {},
                "overgeneralisation_by_step": []}
-        by_epoch = bool((ctx.unit.train_options or {}).get("save_epochs"))
-        saved = ev.saved_checkpoints(ctx.backend, ctx.run_dir, by_epoch)
+        by_epoch = trained and bool((ctx.unit.train_options or {}).get("save_epochs"))
+        # an evaluate-only run's one model is its checkpoint
+        saved = ev.saved_checkpoints(ctx.backend, ctx.run_dir, by_epoch) if trained else []
         out["step_unit"] = "epoch" if by_epoch else "update"
         final = str(saved[-1][1]) if saved else ctx.checkpoint
-        load = ev.translator_loader(ctx.load, ctx.data.raw)
+        # a model trained on the corpus reads its tokenisation (an OPUS corpus's codec); one
+        # brought as it is reads the tests' plain text
+        load = ev.translator_loader(ctx.load, ctx.data.raw) if trained else ctx.load
         translations = ctx.run_dir / "translations"
         tr = load(final)
         flores = ctx.data.root / "text" / "flores"
@@ -213,9 +227,51 @@ class Paradox(Study):
         return out
 
     def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
+        """The report (:mod:`compsuite.eval.paradox.report`), its rows kept apart per run
+        when the results come from several runs (a size's row then reads ``<size>
+        (<run>)``), and a list of the models evaluated."""
         from compsuite.eval.paradox.report import build_report
 
-        return build_report(self, profile, results, out_dir)
+        runs = sorted({str(r.get("run")) for r in results})
+        rows = results if len(runs) < 2 else [
+            {**r, "part": f"{r.get('part')} ({r.get('run')})"} for r in results]
+        written = build_report(self, profile, rows, out_dir)
+        list_models(Path(out_dir), results)
+        return written
+
+
+def list_models(out_dir: Path, results: list[dict]) -> None:
+    """Add the models evaluated (run, toolkit, architecture, trained or brought as it is,
+    seeds, checkpoint) to ``report.md`` and ``report.json``."""
+    import json
+
+    from compsuite.data_prep.common.io import atomic_open
+    from compsuite.eval.reports.tables import markdown_table
+
+    models: dict[tuple, dict] = {}
+    for r in results:
+        key = (r.get("part"), r.get("run"))
+        m = models.setdefault(key, {"size": r.get("part"), "run": r.get("run"),
+                                    "toolkit": r.get("toolkit"),
+                                    "architecture": r.get("architecture"),
+                                    "evaluate_only": bool(r.get("evaluate_only")),
+                                    "seeds": [], "checkpoints": []})
+        m["seeds"].append(r.get("seed"))
+        m["checkpoints"].append(r.get("checkpoint"))
+    rows = [[m["size"], m["run"], m["toolkit"], m["architecture"],
+             "evaluated as it is" if m["evaluate_only"] else "trained",
+             ", ".join(map(str, m["seeds"]))] for m in models.values()]
+    md = ["\n## Models\n",
+          "Each run's models (an evaluate-only run's model is brought as it is: it is "
+          "tested once, its overgeneralisation at that one model).\n",
+          markdown_table(["size", "run", "toolkit", "architecture", "model", "seeds"], rows)]
+    text = (out_dir / "report.md").read_text(encoding="utf-8")
+    with atomic_open(out_dir / "report.md") as fh:
+        fh.write(text + "\n" + "\n".join(md) + "\n")
+    report = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
+    report["runs"] = list(models.values())
+    with atomic_open(out_dir / "report.json") as fh:
+        json.dump(report, fh, indent=2)
 
 
 STUDY = Paradox
@@ -261,8 +317,16 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--hyps", help="one Dutch translation per line of <test>.en")
     src.add_argument("--fairseq-output", help="fairseq-generate or fairseq-interactive output "
                                               "for <test>.en (D- lines, else H- lines)")
-    src.add_argument("--checkpoint", help="a fairseq checkpoint (needs --data)")
-    s.add_argument("--data", help="with --checkpoint: its fairseq-bin folder (dictionaries)")
+    src.add_argument("--checkpoint", help="a fairseq checkpoint (needs --data), or a local "
+                                          "Hugging Face model folder (a translation model: "
+                                          "reads the English inputs as they are)")
+    src.add_argument("--model-cmd", metavar="COMMAND",
+                     help="a program behind the command protocol (docs/command_protocol.md)"
+                          ": reads the English inputs as they are")
+    s.add_argument("--model-timeout", type=float, default=600.0, metavar="S",
+                   help="with --model-cmd: seconds one batch may take")
+    s.add_argument("--data", help="with a fairseq --checkpoint: its fairseq-bin folder "
+                                  "(dictionaries)")
     s.add_argument("--beam", type=positive_int, default=5,
                    help="beam size (default 5, the authors')")
     s.add_argument("--batch-size", type=positive_int, default=128)
@@ -290,8 +354,14 @@ def cmd_score(a) -> int:
         from compsuite.eval.readers.predictions import read_fairseq_hypotheses
 
         hyps = read_fairseq_hypotheses(a.fairseq_output, len(inputs))
+    elif a.model_cmd:
+        from compsuite.commands import load_model
+        from compsuite.eval.translators.base import translate
+
+        with load_model(a) as tr:
+            hyps = translate(tr, inputs, f"translate {a.test}", show=True)
     else:
-        if not a.data:
+        if not a.data and not Path(a.checkpoint).is_dir():   # a folder: a Hugging Face model
             raise ConfigError("--checkpoint needs --data (the model's fairseq-bin folder)")
         from compsuite.eval.translators import load_translator
         from compsuite.eval.translators.base import translate

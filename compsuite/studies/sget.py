@@ -12,12 +12,14 @@ profile has (declared by :class:`Options`):
 * ``parts`` (:class:`Part` each): which datasets to train on, each with optional
   ``runs`` / ``seeds`` of its own: ``main`` (selectional restrictions and concatenated
   training sentences: Tables 2, 3, 10, 11), ``no_restrictions`` (Table 5),
-  ``no_concatenation`` (Tables 6 and 7); the runs must be OpenNMT-py runs;
+  ``no_concatenation`` (Tables 6 and 7); the runs must be OpenNMT-py or hf runs, or
+  evaluate-only runs;
 * ``selection`` (:class:`Selection`): how the evaluated checkpoint is chosen (section
   4.1.1: the best exact match on the development set, computed by the suite from every
   checkpoint the training saved): ``keep: best`` deletes the other checkpoints
   afterwards (the paper Transformer's 70 checkpoints take about 35 GB), ``keep: all``
-  keeps them.
+  keeps them.  An evaluate-only run (a model brought as it is: an hf run with ``train:
+  false``, a command run) has one model: it is scored without a selection.
 
 Units: ``<part>/<run>/seed<S>``.  Data (:mod:`compsuite.data_prep.sget.dataset`):
 ``DATA/sget/<part>/<size>/seed<D>/`` with ``text/`` (the generator's ``{split}.txt``,
@@ -41,7 +43,7 @@ from compsuite.errors import ConfigError
 from compsuite.registry import Profile, near, seed_list
 from compsuite.schema import PositiveInt, join, within
 from compsuite.studies.base import Study
-from compsuite.toolkits import Dataset
+from compsuite.toolkits import Dataset, get_backend
 
 
 #: the toolkits whose checkpoints SGET's selection reads (by training step)
@@ -103,15 +105,18 @@ class SGET(Study):
 
     def check_profile(self, profile: Profile, where: str) -> None:
         """Each part's runs exist and are OpenNMT-py or hf runs (their checkpoints are
-        listed by step, and SGET selects one by development exact match)."""
+        listed by step, and SGET selects one by development exact match), or
+        evaluate-only runs (one model, nothing to select)."""
         for part, spec in profile.settings.parts.items():
             at = join(join(join(where, "parts"), part), "runs")
             for r in spec.runs or []:
                 if r not in self.runs:
                     raise ConfigError(f"{at}: unknown run '{r}'{near(r, self.runs)}")
-                if self.run(r).toolkit not in SELECTABLE:
+                run = self.run(r)
+                if run.toolkit not in SELECTABLE and get_backend(run.toolkit).trains(run):
                     raise ConfigError(f"{at}: '{r}' is not an OpenNMT-py or hf run (SGET "
-                                      "selects checkpoints by their step)")
+                                      "selects checkpoints by their step) nor an "
+                                      "evaluate-only run")
 
     # ------------------------------------------------------------------ units
     def parts(self, profile: Profile) -> dict[str, str]:
@@ -149,11 +154,16 @@ class SGET(Study):
         from compsuite.eval.sget.selection import select_checkpoint
 
         text = encoded_text(ctx.data.root)
-        sel = select_checkpoint(ctx.backend, ctx.run_dir, ctx.data, ctx.generation,
-                                text / "dev.ja", keep=ctx.profile.settings.selection.keep,
-                                show=ctx.show)
+        if ctx.backend.trains(ctx.run):
+            sel = select_checkpoint(ctx.backend, ctx.run_dir, ctx.data, ctx.generation,
+                                    text / "dev.ja", keep=ctx.profile.settings.selection.keep,
+                                    show=ctx.show)
+            out_dir = ctx.run_dir / "predictions" / f"step{sel['best_step']}"
+        else:   # an evaluate-only run: its one model, nothing to select
+            sel = {"metric": None, "by_step": {}, "best_step": None,
+                   "checkpoint": ctx.checkpoint, "kept": "the model as it is (evaluate-only)"}
+            out_dir = ctx.run_dir / "predictions" / "model"
         trained = {**(ctx.trained or {}), "checkpoint": sel["checkpoint"]}
-        out_dir = ctx.run_dir / "predictions" / f"step{sel['best_step']}"
         splits = {}
         for split in ("test", "gen"):
             pred = ctx.backend.predict(trained, ctx.data, split, ctx.generation, out_dir,
@@ -212,6 +222,11 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--checkpoint", help="a fairseq or OpenNMT-py checkpoint (translates "
                                           "the --encoded sources), or an hf checkpoint "
                                           "folder (translates the plain English of --data)")
+    src.add_argument("--model-cmd", metavar="COMMAND",
+                     help="a program behind the command protocol (docs/command_protocol.md)"
+                          ": translates the plain English of --data")
+    s.add_argument("--model-timeout", type=float, default=600.0, metavar="S",
+                   help="with --model-cmd: seconds one batch may take")
     s.add_argument("--encoded", help="with a fairseq or OpenNMT-py --checkpoint: the "
                                      "'compsuite data sget prepare' folder whose {split}.en "
                                      "the model reads")
@@ -235,6 +250,14 @@ def cmd_score(a) -> int:
     rows = read_released(folder / f"{a.split}.txt")
     if a.hyps:
         hyps, origin = read_lines(a.hyps), {"hyps": a.hyps}
+    elif a.model_cmd:   # a program: plain English in, plain Japanese out
+        from compsuite.commands import load_model
+        from compsuite.eval.translators.base import translate
+
+        with load_model(a) as model:
+            hyps = translate(model, [r.english for r in rows], f"translate {a.split}",
+                             show=not a.json)
+        origin = {"command": a.model_cmd}
     else:
         from compsuite.eval.translators import load_translator
         from compsuite.eval.translators.base import translate

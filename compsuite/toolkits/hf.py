@@ -16,7 +16,15 @@ key by key) say where the model comes from and how it is trained:
   ``<dataset>/hf/`` (the same weights for every training seed, as one pretrained
   model is for the paper's seeds);
 * ``kind``: ``causal`` (the prompt, then the answer, then the end-of-sentence token;
-  the loss on the answer only) or ``seq2seq`` (the prompt in the encoder);
+  the loss on the answer only) or ``seq2seq`` (the prompt in the encoder); for an
+  evaluate-only run also ``classifier`` (a sequence-classification model), and absent,
+  the kind the model's ``config.json`` says (a training run: ``causal``);
+* ``train``: ``false`` makes the run evaluate-only: the model of ``model`` is evaluated
+  as it is, nothing is trained (set in ``args``, not per profile: whether a run trains
+  is the run's own).  :meth:`HFBackend.train` then writes ``model/compsuite_hf.json``
+  into the unit's folder (the model folder, kind, prompt, stops), the run's
+  "checkpoint", which loads like any checkpoint of the backend; ``labels``: a
+  classifier's class names in its output order (absent: its ``config.id2label``);
 * ``prompt``: the template, ``{input}`` standing for the source;
 * ``lora``: ``r``, ``alpha``, ``dropout``, ``target_modules`` (absent or null:
   every weight is trained);
@@ -33,7 +41,8 @@ Training runs in a child process (``python -m compsuite.toolkits.hf train
 CONFIG.json``, the command a user can rerun), resumes from its newest checkpoint, and
 writes into each checkpoint ``compsuite_hf.json`` (prompt, kind, answer stop), so any
 checkpoint folder loads as a translator by itself.  The dataset must carry plain text
-(``Dataset.text``): the model brings its own tokenizer.
+(``Dataset.text``, or raw ``{split}.src``/``.tgt`` files that are plain already): the
+model brings its own tokenizer.
 """
 from __future__ import annotations
 
@@ -50,7 +59,8 @@ from compsuite.data_prep.common.io import DataError, atomic_open, read_lines
 from compsuite.errors import ConfigError, ToolkitError
 from compsuite.schema import PositiveInt, check, join
 
-from compsuite.eval.translators.hf_backend import META, ensure_padding, model_class, prompt_ids
+from compsuite.eval.translators.hf_backend import (META, ensure_padding, folder_kind, model_class,
+                                                    prompt_ids)
 
 from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
                    run_with_progress, thread_env)
@@ -60,6 +70,8 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFL
 #: the checkpoints' folder in a run folder, and their names (Trainer's)
 CHECKPOINTS = "checkpoints"
 PREFIX = "checkpoint-"
+#: an evaluate-only run's "checkpoint": a folder in the run folder with its compsuite_hf.json
+EVALUATE_ONLY = "model"
 
 
 # ----------------------------------------------------------------------------- the YAML
@@ -87,7 +99,12 @@ class Settings:
     """A run's ``args`` for the hf backend (see the module docstring)."""
     model: str | None = None
     build: Build | None = None
-    kind: Literal["causal", "seq2seq"] = "causal"
+    #: None: the model's own (from its config; ``causal`` for a training run)
+    kind: Literal["causal", "seq2seq", "classifier"] | None = None
+    #: false: an evaluate-only run (the model as it is; nothing trained)
+    train: bool = True
+    #: a classifier's class names in its output order (None: its config's id2label)
+    labels: list[str] | None = None
     prompt: str = "{input}"
     #: the answer ends at the first of these strings (besides the end-of-sentence token)
     stop: list[str] = field(default_factory=lambda: ["\n"])
@@ -105,7 +122,21 @@ class Settings:
     load_in_8bit: bool = False
     max_new_tokens: PositiveInt = 256
 
+    def __post_init__(self):
+        if self.kind is None and self.train:
+            self.kind = "causal"
+
     def check(self, where: str) -> None:
+        if not self.train and self.build is not None:
+            raise ConfigError(f"{join(where, 'build')}: a stand-in built from a config has "
+                              "random weights: it must be trained (train: true), or give "
+                              "the model's folder (model:) to evaluate it as it is")
+        if self.train and self.kind == "classifier":
+            raise ConfigError(f"{join(where, 'kind')}: the hf backend trains causal or seq2seq "
+                              "models; a classifier is evaluated as it is (train: false)")
+        if self.labels is not None and self.kind not in (None, "classifier"):
+            raise ConfigError(f"{join(where, 'labels')}: only for a classifier (kind: "
+                              f"classifier), not kind {self.kind}")
         if (self.model is None) == (self.build is None):
             raise ConfigError(f"{join(where, 'model')}: give the model's local folder "
                               "(model: ${LLAMA2_DIR}, say) or a stand-in to build (build:), "
@@ -125,6 +156,10 @@ def settings(run, profile: str, gpu: bool = False) -> Settings:
     at = f"{run.source or 'the study YAML'}: runs.{run.name}"
     if override is not None and not isinstance(override, dict):
         raise ConfigError(f"{at}.profiles.{profile}: a mapping of hf options")
+    for key, extra in ((f"profiles.{profile}", override), ("gpu", run.gpu)):
+        if extra and "train" in extra:
+            raise ConfigError(f"{at}.{key}.train: set train in the run's args (whether a run "
+                              "trains is the run's own, in every profile)")
     args = merge(merge(run.args, override), run.gpu if gpu else None)
     s = check(Settings, args, f"{at}.args")
     if s.model is not None:
@@ -145,7 +180,11 @@ class HFBackend(Backend):
         importlib.import_module("transformers")  # once, before trainings run in threads
 
     def write_data(self, data: Dataset) -> Path:
-        return plain(data)
+        # a classifier's sentence pairs are read from the raw files by the study
+        return plain(data) if data.layout == "text_to_text" else data.raw
+
+    def trains(self, run) -> bool:
+        return run.args.get("train", True) is not False
 
     def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
         return checkpoints(run_dir)
@@ -156,13 +195,17 @@ class HFBackend(Backend):
         s = settings(run, profile, gpu=cuda)
         text = plain(data)
         base = s.model or str(build_folder(data, s.build, s.prompt))
-        return {"settings": asdict(s), "base": base, "seed": seed,
+        # train and labels are not the training's (left out: the hash of a run is kept)
+        kept = {k: v for k, v in asdict(s).items() if k not in ("train", "labels")}
+        return {"settings": kept, "base": base, "seed": seed,
                 "train": [str(text / "train.src"), str(text / "train.tgt")],
                 "out": str(run_dir / CHECKPOINTS), "cuda": cuda}
 
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
               threads: int | None = None, extra: dict | None = None,
               show: bool = True) -> dict:
+        if not self.trains(run):
+            return evaluate_only(run, profile, Path(run_dir), threads)
         cfg = self.config(run, profile, data, run_dir, seed)
         if extra:
             cfg["settings"] = merge(cfg["settings"], extra)
@@ -211,24 +254,76 @@ class HFBackend(Backend):
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
              generation: dict | None = None):
+        generation = generation or {}
+        if kind == "classifier":
+            from compsuite.eval.classifiers.hf_backend import HFClassifier
+
+            return HFClassifier(Path(checkpoint), batch_size=generation.get("batch_size", 32))
         if kind != "translator":
             raise self._unsupported(kind)
         from compsuite.eval.translators.hf_backend import HFTranslator
 
-        generation = generation or {}
         return HFTranslator(Path(checkpoint), batch_size=generation.get("batch_size", 32),
-                            max_new_tokens=generation.get("max_new_tokens"))
+                            max_new_tokens=generation.get("max_new_tokens"),
+                            beam=generation.get("beam") or 1)
 
 
 BACKEND = HFBackend()
 
 
 def plain(data: Dataset) -> Path:
-    """The dataset's plain-text folder (``{split}.src``, ``{split}.tgt``)."""
-    if data.text is None:
-        raise ConfigError(f"{data.root}: the hf backend reads plain text (its model brings "
-                          "its own tokenizer), and this dataset has none (Dataset.text)")
-    return data.text
+    """The dataset's plain-text folder (``{split}.src``, ``{split}.tgt``): its ``text``,
+    else its raw folder where that holds ``.src`` files (raw text that is plain
+    already)."""
+    if data.text is not None:
+        return data.text
+    if any(data.raw.glob("*.src")):
+        return data.raw
+    raise ConfigError(f"{data.root}: the hf backend reads plain text (its model brings "
+                      "its own tokenizer), and this dataset has none (no Dataset.text, no "
+                      f"{{split}}.src in {data.raw})")
+
+
+# ----------------------------------------------------------------------------- evaluate-only runs
+def model_kind(s: Settings, at: str) -> str:
+    """An evaluate-only run's kind: the one its settings give, checked against the model
+    folder's config (a kind the config contradicts is an error naming the key), else
+    the config's."""
+    folder = Path(s.model)
+    if not (folder / "config.json").is_file():
+        if s.kind and (folder / "adapter_config.json").is_file():
+            return s.kind   # a LoRA adapter: its config.json is its base model's
+        raise ConfigError(f"{at}.model: {folder} is not a Hugging Face model folder (no "
+                          "config.json: save the model and its tokenizer there with "
+                          "save_pretrained)")
+    try:
+        found = folder_kind(folder)
+    except DataError as e:
+        raise ConfigError(f"{at}.model: {e}") from None
+    # "causal" is what a config that says nothing else gives: a seq2seq model may be one
+    if s.kind is not None and s.kind != found and (found != "causal" or s.kind == "classifier"):
+        raise ConfigError(f"{at}.kind: {s.kind}, but {folder / 'config.json'} describes a "
+                          f"{found} model")
+    return s.kind or found
+
+
+def evaluate_only(run, profile: str, run_dir: Path, threads: int | None) -> dict:
+    """Train nothing: write ``<run_dir>/model/compsuite_hf.json`` naming the model folder
+    and how to prompt it (what :class:`~compsuite.eval.translators.hf_backend.
+    HFTranslator` and the hf classifier load), and say where it is."""
+    s = settings(run, profile, gpu=cuda_available())
+    at = f"{run.source or 'the study YAML'}: runs.{run.name}.args"
+    kind = model_kind(s, at)
+    meta = {"model": str(Path(s.model).resolve()), "kind": kind, "prompt": s.prompt,
+            "stop": s.stop, "max_new_tokens": s.max_new_tokens, "evaluate_only": True}
+    if s.labels is not None:
+        meta["labels"] = s.labels
+    folder = run_dir / EVALUATE_ONLY
+    with atomic_open(folder / META) as fh:
+        json.dump(meta, fh, indent=2)
+    return {"toolkit": BACKEND.name, "checkpoint": str(folder), "evaluate_only": True,
+            "base": meta["model"], "kind": kind, "stand_in": None, "wall_s": 0.0,
+            "threads": threads}
 
 
 def checkpoints(run_dir: Path) -> list[tuple[int, Path]]:

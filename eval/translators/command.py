@@ -101,9 +101,9 @@ class CommandModel:
         vectors = self._vectors(self._run("embed", list(tokens)), "embed", allow_null=True)
         return {t: v for t, v in zip(tokens, vectors) if v is not None}
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         """Close the program's stdin and wait for it to exit (it is ended after a few
-        seconds if it does not)."""
+        seconds if it does not; at once without ``wait``)."""
         if self._proc is None:
             return
         proc, stack = self._proc, self._stack
@@ -113,7 +113,7 @@ class CommandModel:
         except OSError:
             pass
         try:
-            proc.wait(timeout=5)
+            proc.wait(timeout=5 if wait else 0.1)
         except subprocess.TimeoutExpired:
             pass
         stack.close()   # ends the program's process group if it is still running
@@ -155,7 +155,7 @@ class CommandModel:
         try:
             line = self._lines.get(timeout=self.timeout)
         except queue.Empty:
-            self.close()
+            self.close(wait=False)
             raise CommandError(f"{self.name}: no answer to a {task} request of {len(inputs)} "
                                f"inputs within {self.timeout:g} s (the timeout; raise it "
                                "with --model-timeout or the run's `timeout`)") from None

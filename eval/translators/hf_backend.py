@@ -1,12 +1,16 @@
 """Hugging Face backend: a checkpoint folder of the suite's hf backend (a full model, or
-a LoRA adapter over its base model) as a translator.
+a LoRA adapter over its base model), an evaluate-only run's folder (``compsuite_hf.json``
+naming the user's model folder), or any local Hugging Face model folder, as a translator.
 
-Generation is ``transformers``' own: greedy, batched, left-padded for a causal model
-(so every prompt ends where generation starts; positions follow the attention mask),
-stopping at the end-of-sentence token or ``max_new_tokens``.  The answer is what
-follows the prompt, cut at the first ``stop`` string (``compsuite_hf.json`` of the
-checkpoint: the prompt template, the model kind, the stops), with its outer spaces
-stripped.  Everything is loaded with ``local_files_only``: nothing is downloaded.
+Generation is ``transformers``' own: greedy (or beam search, ``beam``), batched,
+left-padded for a causal model (so every prompt ends where generation starts;
+positions follow the attention mask), stopping at the end-of-sentence token or
+``max_new_tokens``.  The answer is what follows the prompt, cut at the first ``stop``
+string (``compsuite_hf.json`` of the checkpoint: the prompt template, the model kind,
+the stops), with its outer spaces stripped.  A plain model folder (no
+``compsuite_hf.json``) is read with defaults (:func:`read_meta`): its kind from its
+``config.json``, the prompt ``{input}``, no stop string.  Everything is loaded with
+``local_files_only``: nothing is downloaded.
 """
 from __future__ import annotations
 
@@ -44,47 +48,112 @@ def prompt_ids(tokenizer, text: str, causal: bool) -> list[int]:
     return bos + tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
+#: what a plain model folder is read with (no ``compsuite_hf.json``): the input as it is
+PLAIN_DEFAULTS = {"prompt": "{input}", "stop": [], "max_new_tokens": 256}
+
+
+def folder_kind(folder: Path) -> str:
+    """A Hugging Face model folder's kind, from its ``config.json``: ``classifier`` (an
+    architecture ``...ForSequenceClassification``), ``seq2seq`` (an encoder-decoder)
+    or ``causal``."""
+    config = Path(folder) / "config.json"
+    try:
+        cfg = json.loads(config.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{folder}: not a model folder (no config.json)") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise DataError(f"{config}: not a model's config (unreadable JSON: {e})") from None
+    if not isinstance(cfg, dict):
+        raise DataError(f"{config}: not a model's config (expected a JSON object)")
+    if any(str(a).endswith("ForSequenceClassification") for a in cfg.get("architectures") or []):
+        return "classifier"
+    return "seq2seq" if cfg.get("is_encoder_decoder") else "causal"
+
+
 def read_meta(checkpoint: Path) -> dict:
-    meta = Path(checkpoint) / META
-    if not meta.is_file():
-        raise DataError(f"{checkpoint}: not a checkpoint folder of the hf backend (no {META})")
-    return json.loads(meta.read_text(encoding="utf-8"))
+    """How to load and prompt a model folder: its ``compsuite_hf.json`` (a checkpoint of
+    the hf backend, or an evaluate-only run's folder whose ``model`` names the user's
+    model folder), else, for a plain Hugging Face model folder, :data:`PLAIN_DEFAULTS`
+    with the kind its config says (:func:`folder_kind`)."""
+    checkpoint = Path(checkpoint)
+    meta = checkpoint / META
+    if meta.is_file():
+        try:
+            return json.loads(meta.read_text(encoding="utf-8"))
+        except ValueError as e:
+            raise DataError(f"{meta}: unreadable ({e})") from None
+    if not checkpoint.is_dir():
+        raise DataError(f"{checkpoint}: no such model folder")
+    if not (checkpoint / "config.json").is_file():
+        raise DataError(f"{checkpoint}: not a model folder: no {META} (a checkpoint of the hf "
+                        "backend) and no config.json (a Hugging Face model saved with "
+                        "save_pretrained)")
+    return {**PLAIN_DEFAULTS, "kind": folder_kind(checkpoint)}
+
+
+def model_folder(checkpoint: Path, meta: dict) -> Path:
+    """Where the weights and the tokenizer are: the folder an evaluate-only run's
+    ``compsuite_hf.json`` names (``model``), else the checkpoint folder itself."""
+    if not meta.get("model"):
+        return Path(checkpoint)
+    folder = Path(meta["model"])
+    if not folder.is_dir():
+        raise DataError(f"{Path(checkpoint) / META}: its model folder {folder} does not exist "
+                        "(moved or deleted?)")
+    return folder
+
+
+def from_folder(load, folder: Path, **kwargs):
+    """``load(folder, local_files_only=True, **kwargs)``; a folder transformers cannot
+    read is a DataError naming it."""
+    try:
+        return load(folder, local_files_only=True, **kwargs)
+    except (OSError, ValueError, KeyError) as e:
+        raise DataError(f"{folder}: not a model folder transformers can load "
+                        f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
 
 
 def load_model(checkpoint: Path, meta: dict, device: str):
     """The model of a checkpoint folder: the full model, or base + LoRA adapter (its
-    ``adapter_config.json`` names the base's local folder)."""
+    ``adapter_config.json`` names the base's local folder); an evaluate-only run's
+    folder loads the model folder its ``compsuite_hf.json`` names."""
     import torch
     from transformers import AutoTokenizer
 
     auto = model_class(meta["kind"])
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    tokenizer = AutoTokenizer.from_pretrained(checkpoint, local_files_only=True)
-    if (checkpoint / "adapter_config.json").is_file():
+    folder = model_folder(checkpoint, meta)
+    tokenizer = from_folder(AutoTokenizer.from_pretrained, folder)
+    if (folder / "adapter_config.json").is_file():
         from peft import PeftModel
 
-        base_dir = json.loads((checkpoint / "adapter_config.json").read_text())[
+        base_dir = json.loads((folder / "adapter_config.json").read_text())[
             "base_model_name_or_path"]
-        base = auto.from_pretrained(base_dir, local_files_only=True, dtype=dtype)
-        model = PeftModel.from_pretrained(base, checkpoint, local_files_only=True)
+        base = from_folder(auto.from_pretrained, base_dir, dtype=dtype)
+        model = PeftModel.from_pretrained(base, folder, local_files_only=True)
     else:
-        model = auto.from_pretrained(checkpoint, local_files_only=True, dtype=dtype)
+        model = from_folder(auto.from_pretrained, folder, dtype=dtype)
     ensure_padding(tokenizer)
     return model.to(device).eval(), tokenizer
 
 
 class HFTranslator:
-    def __init__(self, checkpoint: Path, batch_size: int = 32, max_new_tokens: int | None = None):
+    def __init__(self, checkpoint: Path, batch_size: int = 32, max_new_tokens: int | None = None,
+                 beam: int = 1):
         from compsuite.toolkits.base import cuda_available
 
         from .base import count_batches
 
         checkpoint = Path(checkpoint)
         self.meta = read_meta(checkpoint)
+        if self.meta.get("kind") == "classifier":
+            raise DataError(f"{checkpoint}: a sequence-classification model, not a translator "
+                            "(load it as a classifier)")
         self.device = "cuda" if cuda_available() else "cpu"
         self.model, self.tokenizer = load_model(checkpoint, self.meta, self.device)
         self.causal = self.meta["kind"] != "seq2seq"
         self.batch_size = batch_size
+        self.beam = beam
         self.max_new_tokens = max_new_tokens or self.meta.get("max_new_tokens", 256)
         self.name = f"hf:{checkpoint}"
         self.calls = self.batches = 0
@@ -110,7 +179,7 @@ class HFTranslator:
                "attention_mask": torch.tensor(mask, device=self.device)}
         with torch.no_grad():
             out = self.model.generate(**enc, max_new_tokens=self.max_new_tokens,
-                                      do_sample=False, num_beams=1,
+                                      do_sample=False, num_beams=self.beam,
                                       pad_token_id=tok.pad_token_id,
                                       eos_token_id=tok.eos_token_id)
         if self.causal:
