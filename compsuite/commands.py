@@ -41,18 +41,19 @@ def model_arguments(p: argparse.ArgumentParser, folder: bool = False) -> None:
     the model is a checkpoint (fairseq, OpenNMT-py, a Hugging Face model folder) or a
     program behind the command protocol (``--model-cmd``); ``folder``: the command
     reads every checkpoint a training saved, so it takes a checkpoint folder."""
+    which = p.add_mutually_exclusive_group(required=True)
     if folder:
-        p.add_argument("--checkpoints", required=True, help="the run's checkpoint folder")
+        which.add_argument("--checkpoints", help="the run's checkpoint folder")
     else:
-        which = p.add_mutually_exclusive_group(required=True)
         which.add_argument("--checkpoint", help="a fairseq or OpenNMT-py checkpoint, or a "
                                                 "local Hugging Face model folder")
-        which.add_argument("--model-cmd", metavar="COMMAND",
-                           help="a program speaking the command protocol (JSON lines on "
-                                "stdin/stdout; docs/command_protocol.md), e.g. "
-                                "\"python my_model.py\"")
-        p.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
-                       help="with --model-cmd: seconds one batch may take (default 600)")
+    which.add_argument("--model-cmd", metavar="COMMAND",
+                       help="a program speaking the command protocol (JSON lines on "
+                            "stdin/stdout; docs/command_protocol.md), e.g. "
+                            "\"python my_model.py\"" + ("; its one model stands for the "
+                                                        "checkpoints" if folder else ""))
+    p.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
+                   help="with --model-cmd: seconds one batch may take (default 600)")
     p.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
     p.add_argument("--batch-size", type=positive_int, default=256)
 

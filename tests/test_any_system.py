@@ -28,7 +28,14 @@ def oracle(study: str, percent: int = 0) -> str:
 @pytest.fixture(scope="module")
 def roots(tmp_path_factory):
     root = tmp_path_factory.mktemp("any-system")
-    return {k: root / k for k in ("DATA", "runs", "results", "exports", "answers")}
+    return {k: root / k for k in ("runs", "results", "exports", "answers")}
+
+
+@pytest.fixture
+def study_roots(roots, tiny_study, request):
+    """Our own runs and results; the data of the session's tiny run of the study (the
+    same data, generated once)."""
+    return {**roots, "DATA": tiny_study(request.node.callspec.params["study"]).root / "DATA"}
 
 
 def run_program(study: str, name: str, percent: int, roots: dict) -> dict[str, dict]:
@@ -197,7 +204,8 @@ def strip(result: dict) -> dict:
 
 
 @pytest.mark.parametrize("study", STUDIES)
-def test_a_program_in_the_loop_and_its_answer_files(study, roots):
+def test_a_program_in_the_loop_and_its_answer_files(study, study_roots):
+    roots = study_roots
     perfect = run_program(study, "oracle", 0, roots)
     bad = run_program(study, "oracle30", PERCENT, roots)
     assert perfect and set(perfect) == set(bad)

@@ -186,3 +186,22 @@ def test_eval_pcfgset_localism_with_model_cmd(tmp_path, capsys):
     # the whole input, then one call per level of the unrolled steps
     assert res["input"]["command"] == prog and res["model_calls"] == 3
     assert res["model_batches"] == 3
+
+
+def test_eval_pcfgset_overgeneralisation_with_model_cmd(tmp_path, capsys):
+    from compsuite.cli import main
+
+    prefix = tmp_path / "test_pcfg_ratio=0.001"
+    Path(f"{prefix}_exception.src").write_text("copy A1 B1\nreverse A1 B1\n")
+    Path(f"{prefix}_exception.tgt").write_text("B1 B1\nA1\n")      # the exceptions
+    Path(f"{prefix}_original.tgt").write_text("A1 B1\nB1 A1\n")    # what the rules give
+    prog = program(tmp_path, """
+        from compsuite.data_prep.pcfgset.grammar import interpret
+        def answer(r):
+            return {"outputs": [interpret(x) for x in r["inputs"]]}
+        """)
+    assert main(["eval", "pcfgset", "overgeneralisation", "--model-cmd", prog,
+                 "--exceptions", str(prefix), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["final"] == {"memorisation": 0.0, "overgeneralisation": 1.0, "neither": 0.0}
+    assert res["input"]["command"] == prog and len(res["profile"]) == 1

@@ -343,11 +343,18 @@ def cmd_overgeneralisation(a) -> int:
     from compsuite.eval.translators import load_translator
 
     sources, exc, orig = og.read_exception_set(a.exceptions)
-    checkpoints = og.list_checkpoints(a.checkpoints)
-    res = og.track(checkpoints, lambda p: load_translator(p, a.data, batch_size=a.batch_size),
-                   sources, exc, orig, progress=not a.json,
-                   desc="exception inputs per checkpoint")
-    res["input"] = {"checkpoints": a.checkpoints, "exceptions": a.exceptions}
+    if a.model_cmd:   # a program: one model, no checkpoints over training
+        from compsuite.commands import load_model
+
+        res = og.track([("final", 0, a.model_cmd)], lambda _: load_model(a), sources, exc,
+                       orig)
+        res["input"] = {"command": a.model_cmd, "exceptions": a.exceptions}
+    else:
+        res = og.track(og.list_checkpoints(a.checkpoints),
+                       lambda p: load_translator(p, a.data, batch_size=a.batch_size),
+                       sources, exc, orig, progress=not a.json,
+                       desc="exception inputs per checkpoint")
+        res["input"] = {"checkpoints": a.checkpoints, "exceptions": a.exceptions}
     if a.out:
         write_json(a.out, res)
     if a.plot:
