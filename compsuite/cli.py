@@ -138,7 +138,9 @@ def _study(a):
         from compsuite.export import system_run
 
         if cmd:
-            system_run(study, a.name, "command", {"command": cmd, "timeout": a.model_timeout})
+            # the shell has expanded the command line already: taken as it is
+            system_run(study, a.name, "command", {"command": cmd, "timeout": a.model_timeout,
+                                                  "expand": False})
         else:
             args = {"model": hf, "train": False}
             if a.hf_prompt:
@@ -278,15 +280,19 @@ def add_exchange_commands(sub) -> None:
 
 def add_system_arguments(r) -> None:
     """``compsuite run``'s options that add the user's system as one more run."""
+    from compsuite.commands import positive_float
+
     r.add_argument("--model-cmd", metavar="COMMAND",
-                   help="also evaluate a program behind the command protocol "
-                        "(docs/command_protocol.md) in every unit, as the run --name")
-    r.add_argument("--model-timeout", type=float, default=600.0, metavar="S",
+                   help="evaluate a program behind the command protocol "
+                        "(docs/command_protocol.md) in every unit, as the run --name (the "
+                        "profile's own runs only with --runs; the report lists every "
+                        "result in the runs folder)")
+    r.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
                    help="with --model-cmd: seconds one batch may take")
     r.add_argument("--hf-model", metavar="DIR",
-                   help="also evaluate a local Hugging Face model folder as it is "
-                        "(translator or classifier, by its config) in every unit, "
-                        "as the run --name")
+                   help="evaluate a local Hugging Face model folder as it is (translator "
+                        "or classifier, by its config) in every unit, as the run --name "
+                        "(as --model-cmd)")
     r.add_argument("--hf-prompt", metavar="TEMPLATE",
                    help="with --hf-model: the prompt, {input} for the input "
                         "(default: the input alone)")

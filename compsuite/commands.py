@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 
 def positive_int(text: str) -> int:
@@ -58,20 +59,35 @@ def model_arguments(p: argparse.ArgumentParser, folder: bool = False) -> None:
     p.add_argument("--batch-size", type=positive_int, default=256)
 
 
-def load_model(a: argparse.Namespace, kind: str = "translator"):
+def load_model(a: argparse.Namespace, kind: str = "translator", raw: str | Path | None = None):
     """The model a command's :func:`model_arguments` name, as a ``translator`` or a
-    ``classifier``."""
+    ``classifier``; ``raw``: the dataset folder a program is told of
+    (``COMPSUITE_DATA``), where the command reads one."""
     if getattr(a, "model_cmd", None):
         from compsuite.eval.translators.command import CommandModel
 
+        env = {"COMPSUITE_DATA": str(Path(raw).resolve())} if raw is not None else None
         return CommandModel(a.model_cmd, batch_size=min(a.batch_size, 256),
-                            timeout=a.model_timeout)
+                            timeout=a.model_timeout, env=env)
     from compsuite.eval.checkpoints import load_model as load_checkpoint
 
     generation = {"batch_size": a.batch_size}
     if kind == "translator":
         generation["max_length"] = 512
     return load_checkpoint(a.checkpoint, a.data, kind, **generation)
+
+
+@contextmanager
+def model_in_the_loop(a: argparse.Namespace, kind: str = "translator",
+                      raw: str | Path | None = None) -> Iterator:
+    """:func:`load_model` for the block; a program is stopped when it ends."""
+    model = load_model(a, kind, raw)
+    try:
+        yield model
+    finally:
+        close = getattr(model, "close", None)
+        if close is not None:
+            close()
 
 
 def model_source(a: argparse.Namespace) -> dict:

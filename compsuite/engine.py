@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from compsuite.data_prep.common.io import atomic_open
-from compsuite.errors import ConfigError
+from compsuite.errors import ConfigError, ToolkitError
 from compsuite.locks import folder_lock
 from compsuite.processes import check_stop
 from compsuite.registry import ROOT, Profile, Run, near, positive_int
@@ -292,10 +292,30 @@ class Engine:
         result is read back instead."""
         run_dir = self.runs_dir / unit.path
         data = self._data[(unit.dataset, unit.seed)]
+        self.check_system(unit, run_dir / "result.json")
         result = stored(run_dir / "result.json", partial(self._compute, unit, data, run_dir,
                                                           threads))
         self._finished[unit.path] = Finished(unit, result, data)
         return result
+
+    def system(self, run: Run) -> dict | None:
+        """What identifies an evaluate-only run's model or program (None: trained)."""
+        return get_backend(run.toolkit).system(run, self.profile.name)
+
+    def check_system(self, unit: Unit, result_file: Path) -> None:
+        """A stored result of an evaluate-only run is another system's when its command
+        or model folder differs: refused, not reused."""
+        if not result_file.is_file():
+            return
+        run = self.study.run(unit.run)
+        now = self.system(run)
+        if now is None:
+            return
+        before = json.loads(result_file.read_text()).get("system")
+        if before != now:
+            raise ToolkitError(f"{result_file.parent} holds the results of another system "
+                               f"under the run name '{run.name}' ({before}, now {now}): "
+                               "choose another name (--name) or delete that folder")
 
     def _compute(self, unit: Unit, data: Dataset, run_dir: Path, threads: int | None) -> dict:
         run = self.study.run(unit.run)
@@ -329,6 +349,7 @@ class Engine:
                 "threads": trained.get("threads") if trained else None,
                 # a model or program brought to the suite, evaluated as it is
                 "evaluate_only": bool(trained and trained.get("evaluate_only")),
+                "system": self.system(run),
                 "generation": {**self.study.generation, **self.profile.generation},
                 "config_version": self.study.config_version, "git": self._revision,
                 **unit.params}

@@ -95,22 +95,33 @@ def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds
     from compsuite.engine import Engine
 
     out = Path(out)
-    if (out / MANIFEST).is_file() or (out.is_dir() and any(out.iterdir())):
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"{out}: not empty (export into a new folder)")
-    with tempfile.TemporaryDirectory(prefix="compsuite-export-") as work:
-        engine = Engine(study, profile, data_root=data_root, runs_root=Path(work), show=show)
-        name = "export"
-        system_run(study, name, "files", {"mode": "record", "inputs": str(out.resolve())})
-        units = engine.plan(seeds=seeds, runs=[name], parts=parts)
-        if not units:
-            raise ConfigError(f"{study.name} --profile {profile}: no units to export")
-        done, skipped = evaluate(engine, units, show)
-    manifest = describe(study, engine.profile, units, out, skipped,
-                        {u.path: engine.dataset(u) for u in units})
-    with atomic_open(out / MANIFEST) as fh:
-        json.dump(manifest, fh, indent=2)
-    with atomic_open(out / "README.md") as fh:
-        fh.write(readme(manifest))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # written beside, then moved into place: a stopped export leaves no half folder
+    part = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        with tempfile.TemporaryDirectory(prefix="compsuite-export-") as work:
+            engine = Engine(study, profile, data_root=data_root, runs_root=Path(work),
+                            show=show)
+            name = "export"
+            system_run(study, name, "files", {"mode": "record",
+                                              "inputs": str(part.resolve())})
+            units = engine.plan(seeds=seeds, runs=[name], parts=parts)
+            if not units:
+                raise ConfigError(f"{study.name} --profile {profile}: no units to export")
+            done, skipped = evaluate(engine, units, show)
+        manifest = describe(study, engine.profile, units, part, skipped,
+                            {u.path: engine.dataset(u) for u in units})
+        with atomic_open(part / MANIFEST) as fh:
+            json.dump(manifest, fh, indent=2)
+        with atomic_open(part / "README.md") as fh:
+            fh.write(readme(manifest))
+        if out.is_dir():
+            out.rmdir()   # empty (checked above)
+        part.rename(out)
+    finally:
+        shutil.rmtree(part, ignore_errors=True)
     return manifest
 
 
@@ -200,9 +211,9 @@ def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
                             "answers": str(Path(answers).resolve())})
     # the same unit of the study, whatever the run is called in its folder's name
     exported = {(e["part"], e["dataset"], e["seed"]): e["unit"] for e in manifest["units"]}
-    folders = {u.path: exported.get((u.part, u.dataset, u.seed))
-               for u in engine.plan(runs=[name])}
-    units = [u for u in engine.plan(runs=[name]) if folders[u.path]]
+    planned = engine.plan(seeds=sorted({e["seed"] for e in manifest["units"]}), runs=[name])
+    folders = {u.path: exported.get((u.part, u.dataset, u.seed)) for u in planned}
+    units = [u for u in planned if folders[u.path]]
     with folder_lock(engine.runs_dir, "runs"):
         for u in units:   # answers may have changed since the last score: nothing reused
             shutil.rmtree(engine.runs_dir / u.path, ignore_errors=True)
@@ -214,7 +225,8 @@ def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
     out.mkdir(parents=True, exist_ok=True)
     study.report(profile, [done[u.path] for u in units if u.path in done], out)
     if skipped:
-        with open(out / "report.md", "a", encoding="utf-8") as fh:
-            fh.write("\n## Not scored from answer files\n\n" + "\n".join(
+        text = (out / "report.md").read_text(encoding="utf-8")
+        with atomic_open(out / "report.md") as fh:
+            fh.write(text + "\n## Not scored from answer files\n\n" + "\n".join(
                 f"- {k}: {v}" for k, v in skipped.items()) + "\n")
     return out, skipped

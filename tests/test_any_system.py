@@ -128,9 +128,10 @@ def check_pcfgset(perfect, bad, roots):
 
 
 def check_ctlpp(perfect, bad, roots):
-    for (_, dataset), r in perfect.items():
+    for (part, dataset), r in perfect.items():
         assert r["test_iid"]["accuracy"] == r["test_ood"]["accuracy"] == 1.0
-        if "compatibility" in r:
+        assert ("compatibility" in r) == (part == "table1")
+        if part == "table1":
             assert all(v == 1.0 for row in r["compatibility"]["matrix"] for v in row)
             # `features`: the one-hot of the answer, the same for one symbol's inputs
             assert r["representations"]["mean_similarity"] == {"within": 1.0, "between": 1.0}
@@ -178,9 +179,13 @@ def check_nli(perfect, bad, roots):
 
     ((_, dataset), r), = perfect.items()
     assert all(v["score"]["whole"] == 100.0 for v in r["eval"].values())
+    from compsuite.data_prep.common.manifest import read_manifest
+
     raw = data("nli", dataset, roots).raw
+    sets = read_manifest(raw)["statistics"]["eval_sets"]
+    assert sets
     for name, v in bad[("synthetic", dataset)]["eval"].items():
-        cols = read_split(raw, "test")
+        cols = read_split(raw, sets[name])
         pairs = [[p, h] for p, h in zip(cols["premise"], cols["hypothesis"])]
         assert v["score"]["whole"] == pytest.approx(100 * right(pairs))
 
@@ -193,7 +198,7 @@ def strip(result: dict) -> dict:
     """A result without what names the run or its folder (to compare two routes)."""
     drop = {"run", "architecture", "toolkit", "unit", "checkpoint", "git", "model_from",
             "predictions", "predictions_sha256", "checkpoint_selection", "train_wall_s",
-            "threads", "evaluate_only", "answers", "command", "model"}
+            "threads", "evaluate_only", "answers", "command", "model", "system"}
 
     def clean(x):
         if isinstance(x, dict):

@@ -205,3 +205,52 @@ def test_eval_pcfgset_overgeneralisation_with_model_cmd(tmp_path, capsys):
     res = json.loads(capsys.readouterr().out)
     assert res["final"] == {"memorisation": 0.0, "overgeneralisation": 1.0, "neither": 0.0}
     assert res["input"]["command"] == prog and len(res["profile"]) == 1
+
+
+def test_a_program_that_stops_reading_times_out_on_the_write(tmp_path):
+    cmd = program(tmp_path, "time.sleep(60)\ndef answer(r):\n    return None\n")
+    m = CommandModel(cmd, timeout=1, batch_size=1000)
+    big = ["x" * 1000] * 200     # one request of 200 kB: more than a pipe's buffer
+    with pytest.raises(CommandError, match=r"within 1 s \(still reading it"):
+        m.translate(big)
+    with pytest.raises(CommandError, match="not started again"):
+        m.translate(["a"])
+
+
+def test_a_failed_program_is_not_started_again(tmp_path):
+    cmd = program(tmp_path, """
+        def answer(r):
+            sys.exit(2)
+        """)
+    m = CommandModel(cmd)
+    with pytest.raises(CommandError, match=r"\(exit 2\)"):
+        m.translate(["a"])
+    with pytest.raises(CommandError, match=r"exited without answering.*not started again"):
+        m.translate(["b"])
+
+
+def test_a_command_from_the_command_line_is_not_expanded_again(tmp_path):
+    from compsuite.registry import Run
+    from compsuite.toolkits.command import settings
+
+    args = {"command": "awk '{print $1}' ${NOT_SET_ANYWHERE}", "expand": False}
+    assert settings(Run("r", "r", "command", args=args), "tiny").command == args["command"]
+
+
+def test_a_program_without_embed_still_gets_the_consistency_scored(tmp_path):
+    """The documented example answers `embed` with an error: PCFG SET's substitutivity
+    unit scores the consistency and records why Table 5's distances are missing; a
+    second program under the same name is refused, not mixed in."""
+    from compsuite.cli import main
+
+    args = ["run", "pcfgset", "--profile", "tiny", "--parts",
+            "substitutivity_equally_distributed", "--quiet", "--data-root",
+            str(tmp_path / "DATA"), "--runs-root", str(tmp_path / "runs"),
+            "--results-root", str(tmp_path / "results"), "--name", "example"]
+    assert main([*args, "--model-cmd", f"{PY} {EXAMPLE}"]) == 0
+    res = json.loads((tmp_path / "runs/pcfgset/tiny/substitutivity_equally_distributed/"
+                      "example/seed1/result.json").read_text())
+    assert 0 <= res["consistency"]["consistency"] <= 1 and res["system"] == {
+        "command": f"{PY} {EXAMPLE}"}
+    assert "cannot embed: this model cannot embed" in res["embedding_distances"]["unavailable"]
+    assert main([*args, "--model-cmd", f"{PY} {EXAMPLE} --other"]) == 1

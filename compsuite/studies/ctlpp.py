@@ -200,12 +200,12 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_test(a) -> int:
-    from compsuite.commands import load_model, model_source, show, write_json
+    from compsuite.commands import model_in_the_loop, model_source, show, write_json
     from compsuite.eval.ctlpp.analyses import analyse
 
-    clf = load_model(a, "classifier")
-    res = {**analyse(clf, Path(a.raw), not a.accuracy_only), "model_calls": clf.calls,
-           "input": {"raw": a.raw, **model_source(a)}}
+    with model_in_the_loop(a, "classifier", raw=a.raw) as clf:
+        res = {**analyse(clf, Path(a.raw), not a.accuracy_only), "model_calls": clf.calls,
+               "input": {"raw": a.raw, **model_source(a)}}
     if a.out:
         write_json(a.out, res)
     reps = res.get("representations") or {}

@@ -344,6 +344,8 @@ def cmd_prepare(a) -> int:
 
 
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
+    from compsuite.commands import positive_float, positive_int
+
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser("score", help="score any system's predictions (pairID<TAB>label)")
     s.add_argument("--data", required=True,
@@ -360,9 +362,9 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
                           ", as --checkpoint")
     s.add_argument("--bin", dest="bin", help="with a fairseq --checkpoint: its fairseq-bin "
                                             "folder (dictionaries)")
-    s.add_argument("--model-timeout", type=float, default=600.0, metavar="S",
+    s.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
                    help="with --model-cmd: seconds one batch may take")
-    s.add_argument("--batch-size", type=int, default=256)
+    s.add_argument("--batch-size", type=positive_int, default=256)
     s.add_argument("--set", help="the evaluation set (default: the first)")
     s.add_argument("--soswap", help="predictions on the SOSWAP set (pairID<TAB>label)")
     s.add_argument("--addamod", help="predictions on the ADDAMOD set")
@@ -426,10 +428,10 @@ def classify_sets(a, raw: Path, splits: list[str]) -> dict[str, list[str]]:
     split (kept in a temporary folder only)."""
     import tempfile
 
-    from compsuite.commands import load_model
+    from compsuite.commands import model_in_the_loop
     from compsuite.eval.nli.predict import predict_split
 
     a.data = a.bin   # model_arguments' name for the fairseq dictionaries
-    clf = load_model(a, "classifier")
-    with tempfile.TemporaryDirectory(prefix="compsuite-nli-") as tmp:
+    with model_in_the_loop(a, "classifier", raw=raw) as clf, \
+            tempfile.TemporaryDirectory(prefix="compsuite-nli-") as tmp:
         return {s: predict_split(clf, raw, s, Path(tmp))[1] for s in splits}

@@ -314,13 +314,14 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_localism(a) -> int:
-    from compsuite.commands import load_model, model_source, show
+    from compsuite.commands import model_in_the_loop, model_source, show
     from compsuite.data_prep.common.io import atomic_open
     from compsuite.eval.pcfgset import localism
 
     samples = localism.read_unrolled(a.unrolled)
-    translator = load_model(a)
-    res = localism.run(translator, samples, "translate whole and unrolled", show=not a.json)
+    with model_in_the_loop(a) as translator:
+        res = localism.run(translator, samples, "translate whole and unrolled",
+                           show=not a.json)
     traces = res.pop("traces")
     res.update(model_calls=translator.calls, model_batches=translator.batches,
                input={"unrolled": a.unrolled, **model_source(a)})
@@ -344,10 +345,10 @@ def cmd_overgeneralisation(a) -> int:
 
     sources, exc, orig = og.read_exception_set(a.exceptions)
     if a.model_cmd:   # a program: one model, no checkpoints over training
-        from compsuite.commands import load_model
+        from compsuite.commands import model_in_the_loop
 
-        res = og.track([("final", 0, a.model_cmd)], lambda _: load_model(a), sources, exc,
-                       orig)
+        with model_in_the_loop(a) as model:
+            res = og.track([("final", 0, a.model_cmd)], lambda _: model, sources, exc, orig)
         res["input"] = {"command": a.model_cmd, "exceptions": a.exceptions}
     else:
         res = og.track(og.list_checkpoints(a.checkpoints),
@@ -368,10 +369,13 @@ def cmd_overgeneralisation(a) -> int:
 
 
 def cmd_embeddings(a) -> int:
-    from compsuite.commands import load_model, model_source, show
+    from compsuite.commands import model_in_the_loop, model_source, show
     from compsuite.eval.pcfgset.evaluations import embedding_distances
 
-    res = embedding_distances(load_model(a), next(iter(model_source(a).values())))
+    with model_in_the_loop(a) as model:
+        if not hasattr(model, "embeddings"):
+            raise ConfigError(f"{model.name} gives no input embeddings")
+        res = embedding_distances(model, next(iter(model_source(a).values())))
     show(res, a.json, ["function", "to its synonym", "to other functions (mean)"],
          [[f, d["to_synonym"], d["to_other_functions"]] for f, d in res["distances"].items()])
     return 0

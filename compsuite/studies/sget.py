@@ -205,7 +205,7 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 # ----------------------------------------------------------------------------- compsuite eval sget
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_int
+    from compsuite.commands import positive_float, positive_int
 
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser(
@@ -225,7 +225,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--model-cmd", metavar="COMMAND",
                      help="a program behind the command protocol (docs/command_protocol.md)"
                           ": translates the plain English of --data")
-    s.add_argument("--model-timeout", type=float, default=600.0, metavar="S",
+    s.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
                    help="with --model-cmd: seconds one batch may take")
     s.add_argument("--encoded", help="with a fairseq or OpenNMT-py --checkpoint: the "
                                      "'compsuite data sget prepare' folder whose {split}.en "

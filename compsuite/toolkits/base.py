@@ -97,6 +97,13 @@ class Backend:
         model is (``{"checkpoint": ..., "evaluate_only": True}``)."""
         return True
 
+    def system(self, run, profile: str) -> dict | None:
+        """For an evaluate-only run, what identifies the model or program evaluated (a
+        command, a model folder): recorded in each result, and a stored result of another
+        system under the same run name is refused rather than reused.  None: a trained
+        run (its training folder checks its configuration)."""
+        return None
+
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
               threads: int | None = None, extra: dict | None = None,
               show: bool = True) -> dict:

@@ -41,7 +41,7 @@ from .base import Backend, Dataset, merge
 
 #: what an evaluate-only run's folder holds: the program and its settings
 SETTINGS_FILE = "command.json"
-_VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+_VAR = re.compile(r"\$\{(\w+)\}")
 
 
 @dataclass
@@ -50,6 +50,9 @@ class Settings:
     command: str
     timeout: Annotated[float, within(0, 86400, low_open=True)] = 600.0
     batch_size: Annotated[int, positive] = 64
+    #: ``${NAME}`` replaced from the environment (a command from the command line, which
+    #: the shell has expanded, is taken as it is)
+    expand: bool = True
 
 
 def expand(command: str, where: str) -> str:
@@ -59,7 +62,7 @@ def expand(command: str, where: str) -> str:
     env = {"COMPSUITE_CHECKOUT": str(ROOT), **os.environ}
 
     def value(m: re.Match) -> str:
-        name = m.group(1) or m.group(2)
+        name = m.group(1)
         if name not in env:
             raise ConfigError(f"{where}: '{command}' names the environment variable {name}, "
                               "which is not set")
@@ -82,7 +85,8 @@ def settings(run, profile: str) -> Settings:
     if override is not None and not isinstance(override, dict):
         raise ConfigError(f"{at}.profiles.{profile}: a mapping of command options")
     s = check(Settings, merge(run.args, override), f"{at}.args")
-    s.command = expand(s.command, f"{at}.args.command")
+    if s.expand:
+        s.command = expand(s.command, f"{at}.args.command")
     return s
 
 
@@ -107,6 +111,9 @@ class CommandBackend(Backend):
 
     def trains(self, run) -> bool:
         return False
+
+    def system(self, run, profile: str) -> dict | None:
+        return {"command": settings(run, profile).command}
 
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
               threads: int | None = None, extra: dict | None = None,

@@ -172,6 +172,13 @@ class Replayer(Recorder):
         return table
 
     def _answers(self, inputs) -> list[str]:
+        """The answers to a batch: the answer file of the exported file that holds
+        exactly these inputs, line by line (so repeated inputs keep their own answers);
+        else each input's answer wherever it was exported."""
+        lines = [as_line(x) for x in inputs]
+        whole = self._whole_file(lines)
+        if whole is not None:
+            return whole
         table, out = self._load(), []
         for x in inputs:
             line = as_line(x)
@@ -184,6 +191,25 @@ class Replayer(Recorder):
                 raise DataError(f"{self.folder}: the input {line[:80]!r} is not among the "
                                 "exported inputs (export again with the same profile)")
         return out
+
+    def _whole_file(self, lines: list[str]) -> list[str] | None:
+        meta = self.folder / "inputs.json"
+        if not meta.is_file():
+            return None
+        digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
+        for name, info in json.loads(meta.read_text()).items():
+            if isinstance(info, dict) and info.get("sha256") == digest:
+                hyp = self.answers / f"{name}.hyp"
+                if not hyp.is_file():
+                    raise DataError(f"{hyp}: no such file (the answers to {name}.src of the "
+                                    "export)")
+                answers = read_lines(hyp, allow_empty=True)
+                if len(answers) != len(lines):
+                    raise DataError(f"{hyp}: {len(answers)} lines, but {self.folder / name}"
+                                    f".src has {len(lines)} inputs (one answer per input, "
+                                    "in order)")
+                return answers
+        return None
 
     def translate(self, sources):
         self.calls += 1

@@ -186,6 +186,12 @@ class HFBackend(Backend):
     def trains(self, run) -> bool:
         return run.args.get("train", True) is not False
 
+    def system(self, run, profile: str) -> dict | None:
+        if self.trains(run):
+            return None
+        s = settings(run, profile)
+        return {"model": s.model, "kind": s.kind, "prompt": s.prompt}
+
     def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
         return checkpoints(run_dir)
 

@@ -28,10 +28,11 @@ def analyse(clf, raw, analyses: bool = True) -> dict:
     """A classifier on a dataset's raw folder (``test_iid``/``test_ood`` ``.src``/
     ``.tgt`` and ``manifest.json``): accuracy by length and, with ``analyses``, the
     compatibility matrix and the representation similarities (None in place of those
-    when the model has no representations to give: answers read from files)."""
+    when the model has no representations to give: answers read from files, a program
+    that does not answer ``features``)."""
     from compsuite.data_prep.common.io import read_aligned
     from compsuite.data_prep.common.manifest import read_manifest
-    from compsuite.eval.translators.base import InTheLoop, name_inputs
+    from compsuite.eval.translators.base import Unavailable, name_inputs
 
     out = {}
     for split in ("test_iid", "test_ood"):
@@ -52,8 +53,8 @@ def analyse(clf, raw, analyses: bool = True) -> dict:
         try:
             out["representations"] = representation_similarity(clf, m["functions"],
                                                                m["symbols"], m["groups"])
-        except InTheLoop as e:   # answers from files: no representations to compare
-            out["representations"] = {"model_in_the_loop": str(e)}
+        except Unavailable as e:   # answers from files, a program without `features`
+            out["representations"] = {"unavailable": str(e)}
     return out
 
 

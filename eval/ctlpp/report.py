@@ -149,10 +149,10 @@ def representations_section(archs: dict, groups: dict, out_dir: Path, report: di
         pngs.append(g)
         report["figures"][stem] = [g.name]
         reps = r.get("representations") or {}
-        if "mean_similarity" not in reps:   # a model known by its answers: none to compare
+        if "mean_similarity" not in reps:   # answers from files, a program without features
             md.append(f"{archs[a]['paper_name']}, variant {v} (seed {r['seed']}): "
                       f"![compatibility]({g.name}); representations: "
-                      f"{reps.get('model_in_the_loop', 'not computed')}\n")
+                      f"{reps.get('unavailable', 'not computed')}\n")
             continue
         f = similarity_maps(reps, out_dir / f"similarity_{stem}.png")
         pngs.append(f)

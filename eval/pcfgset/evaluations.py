@@ -128,16 +128,18 @@ def substitutivity(ctx: "Context", spec: "CompositionalityTest") -> dict:
 
 
 def distances_or_reason(translator, checkpoint: str) -> dict:
-    """:func:`embedding_distances`, or why a model that only replays answers has none."""
-    from compsuite.eval.translators.base import InTheLoop
+    """:func:`embedding_distances`, or why the model gives no embeddings (answers read
+    from files; a program that does not answer ``embed``; a model without them)."""
+    from compsuite.eval.translators.base import Unavailable, name_inputs
 
-    from compsuite.eval.translators.base import name_inputs
-
+    if not hasattr(translator, "embeddings"):
+        return {"unavailable": f"{getattr(translator, 'name', 'the model')} gives no "
+                               "input embeddings"}
     name_inputs(translator, "embedding distances (Table 5)")
     try:
         return embedding_distances(translator, checkpoint)
-    except InTheLoop as e:
-        return {"model_in_the_loop": str(e)}
+    except Unavailable as e:
+        return {"unavailable": str(e)}
 
 
 @evaluation("localism")

@@ -16,7 +16,13 @@ from typing import Callable, Iterator, Protocol, runtime_checkable
 from compsuite.errors import UserError
 
 
-class InTheLoop(UserError):
+class Unavailable(UserError):
+    """The model cannot give what an analysis asks (its embeddings, its
+    representations): the analysis is left out, with the reason, and the rest of the
+    test is scored."""
+
+
+class InTheLoop(Unavailable):
     """A test needs the model itself (its outputs fed back, its checkpoints over
     training, its representations), and the model given is answers read from files."""
 

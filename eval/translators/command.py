@@ -33,12 +33,14 @@ import queue
 import shlex
 import subprocess
 import threading
+import time
 from collections import deque
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Sequence
 
 from compsuite.errors import UserError
+from compsuite.eval.translators.base import Unavailable
 
 #: the tasks of the protocol
 TASKS = ("translate", "classify", "features", "embed")
@@ -46,6 +48,11 @@ TASKS = ("translate", "classify", "features", "embed")
 
 class CommandError(UserError, RuntimeError):
     """The program broke the protocol, failed, or took too long."""
+
+
+class CommandRefused(CommandError, Unavailable):
+    """The program answered ``{"error": ...}``: it does not do what was asked (an
+    analysis that needs ``embed`` or ``features`` is then left out, with the reason)."""
 
 
 class CommandModel:
@@ -76,6 +83,9 @@ class CommandModel:
         self._stack: ExitStack | None = None
         self._lines: queue.Queue = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=20)
+        self._readers: list[threading.Thread] = []
+        #: why the program was stopped (a failure, a timeout): it is not started again
+        self._broken: str | None = None
 
     # ------------------------------------------------------------------ the protocol
     def translate(self, sources: Sequence[str]) -> list[str]:
@@ -126,8 +136,8 @@ class CommandModel:
 
     def __del__(self):  # pragma: no cover - best effort at interpreter exit
         try:
-            self.close()
-        except Exception:
+            self.close(wait=False)
+        except BaseException:   # a stop (Ctrl-C) while collecting: nothing to add
             pass
 
     # ------------------------------------------------------------------ internals
@@ -146,22 +156,35 @@ class CommandModel:
         check_stop()
         proc = self._started()
         self.batches += 1
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        request = json.dumps({"task": task, "inputs": inputs}, ensure_ascii=False) + "\n"
+        sent: list[BaseException | None] = []
+        # written from a thread: a program that stops reading cannot block the suite
+        # beyond the timeout (a request can be larger than the pipe's buffer)
+        writer = threading.Thread(target=_send, args=(proc.stdin, request, sent.append),
+                                  daemon=True)
+        writer.start()
+        writer.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        if writer.is_alive():
+            raise self._timed_out(task, len(inputs), "reading")
+        if sent and sent[0] is not None:
+            raise self._failure(f"exited before it read the {task} request")
         try:
-            proc.stdin.write(json.dumps({"task": task, "inputs": inputs},
-                                        ensure_ascii=False) + "\n")
-            proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise self._failure(f"exited before it read the {task} request") from None
-        try:
-            line = self._lines.get(timeout=self.timeout)
+            line = self._lines.get(timeout=None if deadline is None
+                                   else max(0.0, deadline - time.monotonic()))
         except queue.Empty:
-            self.close(wait=False)
-            raise CommandError(f"{self.name}: no answer to a {task} request of {len(inputs)} "
-                               f"inputs within {self.timeout:g} s (the timeout; raise it "
-                               "with --model-timeout or the run's `timeout`)") from None
+            raise self._timed_out(task, len(inputs), "answering") from None
         if line is None:
             raise self._failure(f"exited without answering a {task} request")
         return self._outputs(line, task, len(inputs))
+
+    def _timed_out(self, task: str, n: int, doing: str) -> CommandError:
+        message = (f"{self.name}: no answer to a {task} request of {n} inputs within "
+                   f"{self.timeout:g} s (still {doing} it; the timeout: raise it with "
+                   "--model-timeout or the run's `timeout`)")
+        self._broken = message
+        self.close(wait=False)
+        return CommandError(message)
 
     def _outputs(self, line: str, task: str, n: int) -> list:
         try:
@@ -174,7 +197,7 @@ class CommandModel:
             raise CommandError(f'{self.name}: answered {_short(line)!r}, not {{"outputs": '
                                '[...]} or {"error": "..."}')
         if "error" in answer:
-            raise CommandError(f"{self.name}: cannot {task}: {answer['error']}")
+            raise CommandRefused(f"{self.name}: cannot {task}: {answer['error']}")
         outputs = answer["outputs"]
         if not isinstance(outputs, list) or len(outputs) != n:
             got = len(outputs) if isinstance(outputs, list) else type(outputs).__name__
@@ -202,6 +225,9 @@ class CommandModel:
         return vectors
 
     def _started(self) -> subprocess.Popen:
+        if self._broken is not None:
+            raise CommandError(f"{self._broken} (the program was stopped then; it is not "
+                               "started again)")
         if self._proc is not None:
             if self._proc.poll() is not None:
                 raise self._failure("has exited")
@@ -212,16 +238,20 @@ class CommandModel:
         try:
             proc = stack.enter_context(child(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1, cwd=self.cwd,
+                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
+                bufsize=1, cwd=self.cwd,
                 env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env}))
         except FileNotFoundError:
             raise CommandError(f"{self.name}: no such program '{self.argv[0]}'") from None
         except PermissionError:
             raise CommandError(f"{self.name}: '{self.argv[0]}' is not executable") from None
         self._proc, self._stack = proc, stack
-        threading.Thread(target=_pump, args=(proc.stdout, self._lines.put), daemon=True).start()
-        threading.Thread(target=_pump, args=(proc.stderr, self._stderr.append),
-                         daemon=True).start()
+        self._readers = [threading.Thread(target=_pump, args=(proc.stdout, self._lines.put),
+                                          daemon=True),
+                         threading.Thread(target=_pump, args=(proc.stderr, self._stderr.append),
+                                          daemon=True)]
+        for t in self._readers:
+            t.start()
         return proc
 
     def _failure(self, what: str) -> CommandError:
@@ -232,13 +262,28 @@ class CommandModel:
                 rc = proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+        readers = self._readers
         self.close()
+        for t in readers[1:]:   # the last lines it wrote to stderr
+            t.join(timeout=2)
         tail = "".join(line if line.endswith("\n") else line + "\n"
                        for line in self._stderr if line is not None).rstrip()
         status = f" (exit {rc})" if rc is not None else ""
+        self._broken = f"{self.name}: {what}{status}"
         return CommandError(f"{self.name}: {what}{status}"
                             + (f"; its last stderr lines:\n{tail}" if tail else
                                "; it wrote nothing to stderr"))
+
+
+def _send(stream, text: str, done) -> None:
+    """Write ``text`` to ``stream`` and flush; ``done(None)``, or ``done(error)``."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError) as e:   # a closed pipe: the program has exited
+        done(e)
+        return
+    done(None)
 
 
 def _pump(stream, put) -> None:

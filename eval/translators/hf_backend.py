@@ -200,3 +200,21 @@ class HFTranslator:
         for i in range(0, len(prompts), self.batch_size):
             out += [self.answer(t) for t in self._generate(prompts[i:i + self.batch_size])]
         return out
+
+    def embeddings(self, tokens: list[str]) -> dict[str, list[float]]:
+        """The model's input embedding of each token: the mean of its pieces' rows
+        (the token as its tokenizer splits it, no special tokens); a token that is only
+        unknown pieces is left out, as the toolkits leave out tokens outside their
+        vocabulary."""
+        import torch
+
+        table = self.model.get_input_embeddings().weight
+        unk = self.tokenizer.unk_token_id
+        out = {}
+        for t in tokens:
+            ids = self.tokenizer(t, add_special_tokens=False)["input_ids"]
+            if not ids or all(i == unk for i in ids):
+                continue
+            with torch.no_grad():
+                out[t] = table[ids].float().mean(dim=0).cpu().tolist()
+        return out
