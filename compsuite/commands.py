@@ -48,15 +48,21 @@ def model_arguments(p: argparse.ArgumentParser, folder: bool = False) -> None:
     else:
         which.add_argument("--checkpoint", help="a fairseq or OpenNMT-py checkpoint, or a "
                                                 "local Hugging Face model folder")
-    which.add_argument("--model-cmd", metavar="COMMAND",
-                       help="a program speaking the command protocol (JSON lines on "
-                            "stdin/stdout; docs/command_protocol.md), e.g. "
-                            "\"python my_model.py\"" + ("; its one model stands for the "
-                                                        "checkpoints" if folder else ""))
-    p.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
-                   help="with --model-cmd: seconds one batch may take (default 600)")
+    program_arguments(which, p, "its one model stands for the checkpoints" if folder else
+                      "e.g. \"python my_model.py\"")
     p.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
     p.add_argument("--batch-size", type=positive_int, default=256)
+
+
+def program_arguments(sources, p: argparse.ArgumentParser, reads: str = "") -> None:
+    """``--model-cmd`` (in ``sources``, the group of a command's model sources) and
+    ``--model-timeout`` (in ``p``): a program behind the command protocol."""
+    sources.add_argument("--model-cmd", metavar="COMMAND",
+                         help="a program behind the command protocol (JSON lines on stdin/"
+                              "stdout; docs/command_protocol.md)" + (f"; {reads}" if reads
+                                                                     else ""))
+    p.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
+                   help="with --model-cmd: seconds one batch may take (default 600)")
 
 
 def load_model(a: argparse.Namespace, kind: str = "translator", raw: str | Path | None = None):

@@ -153,7 +153,7 @@ def test_run_selects_runs_and_parts(monkeypatch, capsys):
     planned = []
     monkeypatch.setattr(Engine, "run", lambda self, units: planned.append(
         [u.path for u in units]))
-    monkeypatch.setattr(cli, "cmd_report", lambda a: 0)
+    monkeypatch.setattr(cli, "cmd_report", lambda a, study=None: 0)
     assert cli.main(["run", "pcfgset", "--runs", "transformer-onmt", "--quiet"]) == 0
     assert planned == [["task/transformer-onmt/seed1"]]
     assert ("with --runs transformer-onmt, no units of systematicity, productivity"

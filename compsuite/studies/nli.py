@@ -344,7 +344,7 @@ def cmd_prepare(a) -> int:
 
 
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_float, positive_int
+    from compsuite.commands import positive_int, program_arguments
 
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser("score", help="score any system's predictions (pairID<TAB>label)")
@@ -357,13 +357,9 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--checkpoint", help="a classifier in the loop: a fairseq checkpoint "
                                           "(with --bin) or a Hugging Face model folder; "
                                           "classifies the set and both adversaries")
-    src.add_argument("--model-cmd", metavar="COMMAND",
-                     help="a program behind the command protocol (docs/command_protocol.md)"
-                          ", as --checkpoint")
+    program_arguments(src, s, "as --checkpoint")
     s.add_argument("--bin", dest="bin", help="with a fairseq --checkpoint: its fairseq-bin "
                                             "folder (dictionaries)")
-    s.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
-                   help="with --model-cmd: seconds one batch may take")
     s.add_argument("--batch-size", type=positive_int, default=256)
     s.add_argument("--set", help="the evaluation set (default: the first)")
     s.add_argument("--soswap", help="predictions on the SOSWAP set (pairID<TAB>label)")

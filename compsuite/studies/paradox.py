@@ -305,7 +305,7 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_float, positive_int
+    from compsuite.commands import positive_int, program_arguments
 
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser("score", help="score one test from translations of its inputs (any "
@@ -320,11 +320,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--checkpoint", help="a fairseq checkpoint (needs --data), or a local "
                                           "Hugging Face model folder (a translation model: "
                                           "reads the English inputs as they are)")
-    src.add_argument("--model-cmd", metavar="COMMAND",
-                     help="a program behind the command protocol (docs/command_protocol.md)"
-                          ": reads the English inputs as they are")
-    s.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
-                   help="with --model-cmd: seconds one batch may take")
+    program_arguments(src, s, "reads the English inputs as they are")
     s.add_argument("--data", help="with a fairseq --checkpoint: its fairseq-bin folder "
                                   "(dictionaries)")
     s.add_argument("--beam", type=positive_int, default=5,

@@ -205,7 +205,7 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 # ----------------------------------------------------------------------------- compsuite eval sget
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_float, positive_int
+    from compsuite.commands import positive_int, program_arguments
 
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser(
@@ -222,11 +222,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--checkpoint", help="a fairseq or OpenNMT-py checkpoint (translates "
                                           "the --encoded sources), or an hf checkpoint "
                                           "folder (translates the plain English of --data)")
-    src.add_argument("--model-cmd", metavar="COMMAND",
-                     help="a program behind the command protocol (docs/command_protocol.md)"
-                          ": translates the plain English of --data")
-    s.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
-                   help="with --model-cmd: seconds one batch may take")
+    program_arguments(src, s, "translates the plain English of --data")
     s.add_argument("--encoded", help="with a fairseq or OpenNMT-py --checkpoint: the "
                                      "'compsuite data sget prepare' folder whose {split}.en "
                                      "the model reads")

@@ -134,6 +134,61 @@ class Backend:
         return ConfigError(f"the {self.name} backend cannot load a model as a {kind}")
 
 
+class TextModelBackend(Backend):
+    """A backend whose model reads text as it is (a program, answer files): it predicts
+    a split through its own translator, on the dataset's plain text where it has some
+    (``Dataset.text``), else its raw files; and trains nothing (an evaluate-only run)."""
+
+    def trains(self, run) -> bool:
+        return False
+
+    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
+        return []   # nothing was trained: the one model is the run's "checkpoint"
+
+    def epoch_checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
+        return []
+
+    def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
+                run_dir: Path, show: bool = True) -> Path:
+        return translate_split(self, trained, data, model_text(data), split, generation,
+                               run_dir, show)
+
+    def read_predictions(self, path: Path, data: Dataset, split: str):
+        from compsuite.eval.readers.predictions import read_plain
+
+        folder = model_text(data)
+        return read_plain(path, folder / f"{split}.tgt", folder / f"{split}.src")
+
+
+def translate_split(backend: Backend, trained: dict, data: Dataset, text: Path, split: str,
+                    generation: dict, run_dir: Path, show: bool = True) -> Path:
+    """``run_dir/pred-{split}.txt``: the backend's translator on ``text/{split}.src``,
+    one output per line (kept: a resumed evaluation reads it back)."""
+    from compsuite.data_prep.common.io import read_lines
+    from compsuite.eval.translators.base import name_inputs, translate
+
+    out = Path(run_dir) / f"pred-{split}.txt"
+    if out.is_file():
+        return out
+    sources = read_lines(Path(text) / f"{split}.src")
+    model = backend.load(trained["checkpoint"], data, "translator", generation)
+    try:
+        name_inputs(model, split)
+        hyps = translate(model, sources, f"translate {split}", show=show)
+    finally:
+        if hasattr(model, "close"):
+            model.close()
+    with atomic_open(out) as fh:
+        fh.writelines(h.replace("\n", " ") + "\n" for h in hyps)   # one line each
+    return out
+
+
+def model_text(data: Dataset) -> Path:
+    """The text a model that reads text as it is gets: the dataset's plain text where
+    it has some, else its raw files."""
+    return Path(data.text) if data.text is not None else data.raw
+
+
 # ----------------------------------------------------------------------------- shared helpers
 def merge(base: dict, override: dict | None) -> dict:
     """Shallow merge; an override value of ``None`` removes the key."""

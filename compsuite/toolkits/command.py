@@ -27,17 +27,16 @@ import json
 import os
 import re
 import shlex
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated
 
-from compsuite.data_prep.common.io import DataError, atomic_open, read_lines
+from compsuite.data_prep.common.io import DataError, atomic_open
 from compsuite.errors import ConfigError
 from compsuite.registry import ROOT
 from compsuite.schema import check, positive, within
 
-from .base import Backend, Dataset, merge
+from .base import Dataset, TextModelBackend, merge
 
 #: what an evaluate-only run's folder holds: the program and its settings
 SETTINGS_FILE = "command.json"
@@ -90,12 +89,6 @@ def settings(run, profile: str) -> Settings:
     return s
 
 
-def text_folder(data: Dataset) -> Path:
-    """The text a program reads: the dataset's plain text where it has some, else its
-    raw files."""
-    return data.text or data.raw
-
-
 def model_env(data: Dataset | None) -> dict[str, str]:
     """What the program is told about the data it is evaluated on."""
     if data is None:
@@ -106,11 +99,8 @@ def model_env(data: Dataset | None) -> dict[str, str]:
     return env
 
 
-class CommandBackend(Backend):
+class CommandBackend(TextModelBackend):
     name = "command"
-
-    def trains(self, run) -> bool:
-        return False
 
     def system(self, run, profile: str) -> dict | None:
         return {"command": settings(run, profile).command}
@@ -125,34 +115,6 @@ class CommandBackend(Backend):
             json.dump(asdict(s), fh, indent=2)
         return {"toolkit": self.name, "checkpoint": str(path), "evaluate_only": True,
                 "command": s.command, "wall_s": 0.0, "threads": threads}
-
-    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
-        return []   # nothing was trained: the one model is the run's "checkpoint"
-
-    def epoch_checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
-        return []
-
-    def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
-                run_dir: Path, show: bool = True) -> Path:
-        from compsuite.eval.translators.base import translate
-
-        out = Path(run_dir) / f"pred-{split}.txt"
-        if out.is_file():
-            return out
-        sources = read_lines(text_folder(data) / f"{split}.src")
-        started = time.time()
-        with self.load(trained["checkpoint"], data, "translator", generation) as model:
-            hyps = translate(model, sources, f"translate {split}", show=show)
-        with atomic_open(out) as fh:
-            fh.writelines(h.replace("\n", " ") + "\n" for h in hyps)   # one line each
-        trained.setdefault("predict_wall_s", {})[split] = round(time.time() - started, 2)
-        return out
-
-    def read_predictions(self, path: Path, data: Dataset, split: str):
-        from compsuite.eval.readers.predictions import read_plain
-
-        folder = text_folder(data)
-        return read_plain(path, folder / f"{split}.tgt", folder / f"{split}.src")
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
              generation: dict | None = None):

@@ -28,7 +28,7 @@ from typing import Iterator
 from compsuite.data_prep.common.io import DataError, atomic_open, read_lines
 from compsuite.errors import ConfigError
 
-from .base import Backend, Dataset
+from .base import Dataset, TextModelBackend
 
 #: the settings file a files run writes into each unit folder (its "checkpoint")
 SETTINGS_FILE = "files.json"
@@ -49,10 +49,6 @@ def asking(unit_path: str) -> Iterator[None]:
         yield
     finally:
         _asking.pop()
-
-
-def text_folder(data: Dataset) -> Path:
-    return data.text or data.raw
 
 
 def as_line(item) -> str:
@@ -222,11 +218,8 @@ class Replayer(Recorder):
         return self._answers(inputs)
 
 
-class FilesBackend(Backend):
+class FilesBackend(TextModelBackend):
     name = "files"
-
-    def trains(self, run) -> bool:
-        return False
 
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
               threads: int | None = None, extra: dict | None = None,
@@ -241,28 +234,6 @@ class FilesBackend(Backend):
             json.dump(settings, fh, indent=2)
         return {"toolkit": self.name, "checkpoint": str(path), "evaluate_only": True,
                 "wall_s": 0.0, "threads": threads, "answers": settings.get("answers")}
-
-    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
-        return []
-
-    def epoch_checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
-        return []
-
-    def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
-                run_dir: Path, show: bool = True) -> Path:
-        out = Path(run_dir) / f"pred-{split}.txt"
-        model = self.load(trained["checkpoint"], data)
-        model.label = split
-        hyps = model.translate(read_lines(text_folder(data) / f"{split}.src"))
-        with atomic_open(out) as fh:
-            fh.writelines(h.replace("\n", " ") + "\n" for h in hyps)
-        return out
-
-    def read_predictions(self, path: Path, data: Dataset, split: str):
-        from compsuite.eval.readers.predictions import read_plain
-
-        folder = text_folder(data)
-        return read_plain(path, folder / f"{split}.tgt", folder / f"{split}.src")
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
              generation: dict | None = None):

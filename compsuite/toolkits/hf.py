@@ -63,7 +63,7 @@ from compsuite.eval.translators.hf_backend import (META, ensure_padding, folder_
                                                     prompt_ids)
 
 from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
-                   run_with_progress, thread_env)
+                   run_with_progress, thread_env, translate_split)
 
 #: the training process never reaches the Hugging Face hub
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
@@ -241,17 +241,8 @@ class HFBackend(Backend):
 
     def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
                 run_dir: Path, show: bool = True) -> Path:
-        from compsuite.eval.translators.base import translate
-
-        out = Path(run_dir) / f"pred-{split}.txt"
-        if out.is_file():
-            return out
-        sources = read_lines(plain(data) / f"{split}.src")
-        model = self.load(trained["checkpoint"], data, "translator", generation)
-        hyps = translate(model, sources, f"translate {split}", show=show)
-        with atomic_open(out) as fh:
-            fh.writelines(h.replace("\n", " ") + "\n" for h in hyps)   # one line each
-        return out
+        return translate_split(self, trained, data, plain(data), split, generation, run_dir,
+                               show)
 
     def read_predictions(self, path: Path, data: Dataset, split: str):
         from compsuite.eval.readers.predictions import read_plain

@@ -118,15 +118,18 @@ class CommandModel:
             return
         proc, stack = self._proc, self._stack
         self._proc = self._stack = None
+        if not wait:   # ended first: a write blocked on a full pipe then fails at once
+            stack.close()
         try:
             proc.stdin.close()
         except OSError:
             pass
-        try:
-            proc.wait(timeout=5 if wait else 0.1)
-        except subprocess.TimeoutExpired:
-            pass
-        stack.close()   # ends the program's process group if it is still running
+        if wait:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            stack.close()   # ends the program's process group if it is still running
 
     def __enter__(self):
         return self
