@@ -254,3 +254,15 @@ def test_a_program_without_embed_still_gets_the_consistency_scored(tmp_path):
         "command": f"{PY} {EXAMPLE}"}
     assert "cannot embed: this model cannot embed" in res["embedding_distances"]["unavailable"]
     assert main([*args, "--model-cmd", f"{PY} {EXAMPLE} --other"]) == 1
+
+
+def test_the_data_commands_offer_only_backends_that_write_a_format():
+    from compsuite.cli import build_parser
+    from compsuite.toolkits import backend_names, data_backend_names
+
+    assert {"command", "files"} <= set(backend_names())
+    assert not {"command", "files"} & set(data_backend_names())
+    assert {"fairseq", "onmt"} <= set(data_backend_names())
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["data", "ctlpp", "generate", "--variant", "A", "--out",
+                                   "x", "--toolkits", "command"])

@@ -34,7 +34,7 @@ from compsuite.engine import Context, Unit
 from compsuite.errors import ConfigError
 from compsuite.registry import Profile, near
 from compsuite.studies.base import Study
-from compsuite.toolkits import Dataset, backend_names
+from compsuite.toolkits import Dataset, data_backend_names
 
 #: the variants a profile's ``variants`` may name (S is the grid's)
 TABLE1_VARIANTS = ("A", "R")
@@ -156,7 +156,7 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-length", type=positive_int, default=6, help="most functions composed")
     g.add_argument("--n-functions", type=positive_int, default=32,
                    help="functions (even; the quick profile's scaled-down task uses 16)")
-    g.add_argument("--toolkits", nargs="*", default=[], choices=backend_names(),
+    g.add_argument("--toolkits", nargs="*", default=[], choices=data_backend_names(),
                    help="also write the data in these toolkits' formats (then the text goes "
                         "to OUT/raw)")
     g.add_argument("--quiet", action="store_true")

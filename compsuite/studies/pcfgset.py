@@ -39,7 +39,7 @@ from compsuite.engine import Context, Unit
 from compsuite.errors import ConfigError
 from compsuite.registry import EVALUATIONS, Profile, check_keys, near
 from compsuite.studies.base import Study
-from compsuite.toolkits import Dataset, backend_names
+from compsuite.toolkits import Dataset, backend_names, data_backend_names
 
 import compsuite.eval.pcfgset.evaluations  # noqa: F401  (registers the evaluations)
 
@@ -224,7 +224,7 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
                    help="overgeneralisation: per Table 2 pair, exceptions per training "
                         "occurrence of the pair's less frequent function (the paper: "
                         "0.0001, 0.0005, 0.001, 0.005)")
-    g.add_argument("--toolkits", nargs="*", default=[], choices=backend_names(),
+    g.add_argument("--toolkits", nargs="*", default=[], choices=data_backend_names(),
                    help="also write the data in these toolkits' formats (then the text goes "
                         "to OUT/raw)")
     g.add_argument("--quiet", action="store_true")

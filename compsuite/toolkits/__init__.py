@@ -26,6 +26,14 @@ def backend_names() -> list[str]:
     return sorted(set(_modules()) | set(_EXTRA))
 
 
+def data_backend_names() -> list[str]:
+    """The backends that write a data format of their own (``--toolkits`` of the data
+    commands): not those of models that read text as it is (a program, answer files)."""
+    from .base import TextModelBackend
+
+    return [n for n in backend_names() if not isinstance(get_backend(n), TextModelBackend)]
+
+
 def register_backend(backend: Backend) -> Backend:
     """Add a backend defined outside this package (its ``name`` must be new)."""
     from compsuite.registry import RegistryError
