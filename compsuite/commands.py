@@ -87,13 +87,10 @@ def load_model(a: argparse.Namespace, kind: str = "translator", raw: str | Path 
 def model_in_the_loop(a: argparse.Namespace, kind: str = "translator",
                       raw: str | Path | None = None) -> Iterator:
     """:func:`load_model` for the block; a program is stopped when it ends."""
-    model = load_model(a, kind, raw)
-    try:
+    from compsuite.eval.translators.base import closing
+
+    with closing(load_model(a, kind, raw)) as model:
         yield model
-    finally:
-        close = getattr(model, "close", None)
-        if close is not None:
-            close()
 
 
 def model_source(a: argparse.Namespace) -> dict:

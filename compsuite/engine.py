@@ -144,6 +144,22 @@ def stored(result_file: Path, compute: Callable[[], dict]) -> dict:
     return json.loads(result_file.read_text())
 
 
+def wave_of(units: list[Unit]) -> dict[str, int]:
+    """Each unit's wave (by path): 0 for a unit that requires none, else one more than
+    the latest wave of the units it requires."""
+    waves: dict[str, int] = {}
+    by_path = {u.path: u for u in units}
+
+    def depth(u: Unit) -> int:
+        if u.path not in waves:
+            waves[u.path] = 1 + max((depth(by_path[d]) for d in u.requires), default=-1)
+        return waves[u.path]
+
+    for u in units:
+        depth(u)
+    return waves
+
+
 def execute_parallel(tasks: list[Callable[[int | None], Any]], jobs: int) -> list:
     """Run ``tasks`` ``jobs`` at a time, results in the order given.  Each task is
     called with the CPU threads its training may use: an equal share when several run
@@ -224,16 +240,7 @@ class Engine:
     def _run(self, units: list[Unit]) -> list[dict]:
         start = time.time()
         self.prepare(units)
-        waves: dict[str, int] = {}
-        by_path = {u.path: u for u in units}
-
-        def depth(u: Unit) -> int:
-            if u.path not in waves:
-                waves[u.path] = 1 + max((depth(by_path[d]) for d in u.requires), default=-1)
-            return waves[u.path]
-
-        for u in units:
-            depth(u)
+        waves = wave_of(units)
         results: dict[str, dict] = {}
         done_before = sum((self.runs_dir / u.path / "result.json").is_file() for u in units)
         if self.show:

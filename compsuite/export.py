@@ -21,14 +21,13 @@ names a study.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError, atomic_open
+from compsuite.data_prep.common.io import DataError, atomic_open, sha256_file
 from compsuite.errors import ConfigError
 from compsuite.registry import Run
 
@@ -47,29 +46,19 @@ def system_run(study, name: str, toolkit: str, args: dict) -> Run:
                                          args=args, source=f"the command line (--name {name})"))
 
 
-def ordered(units) -> list:
-    """Units with every unit after those it requires (the engine's waves)."""
-    by_path, depth = {u.path: u for u in units}, {}
-
-    def level(u) -> int:
-        if u.path not in depth:
-            depth[u.path] = 1 + max((level(by_path[d]) for d in u.requires), default=-1)
-        return depth[u.path]
-
-    return sorted(units, key=level)
-
-
 def evaluate(engine, units, show: bool, folders: dict | None = None) -> tuple[dict, dict]:
     """Each unit evaluated in turn: (results by unit path, reasons of the units that
     need the model in the loop, by path); ``folders``: unit path -> the folder of its
     inputs and answers (default: the unit path)."""
+    from compsuite.engine import wave_of
     from compsuite.eval.translators.base import InTheLoop
     from compsuite.toolkits.files import asking
 
     engine.prepare(units)
     done: dict[str, dict] = {}
     skipped: dict[str, str] = {}
-    for u in ordered(units):
+    waves = wave_of(units)
+    for u in sorted(units, key=lambda u: waves[u.path]):   # after the units they require
         blocked = [d for d in u.requires if d in skipped]
         if blocked:
             skipped[u.path] = f"it evaluates the model of {blocked[0]}: {skipped[blocked[0]]}"
@@ -82,10 +71,6 @@ def evaluate(engine, units, show: bool, folders: dict | None = None) -> tuple[di
             if show:
                 print(f"compsuite: {u.path}: {e}", file=sys.stderr)
     return done, skipped
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds=None,
@@ -130,14 +115,13 @@ def describe(study, profile, units, out: Path, skipped: dict, data: dict) -> dic
     the model in the loop)."""
     from compsuite import __version__
 
-    from compsuite.toolkits.files import IN_THE_LOOP
+    from compsuite.toolkits.files import IN_THE_LOOP, read_asked
 
     feeds = study.parts(profile)
     entries = []
     for u in units:
         folder = out / u.path
-        asked = json.loads((folder / "inputs.json").read_text()) if (
-            folder / "inputs.json").is_file() else {}
+        asked = read_asked(folder)
         partly = asked.pop(IN_THE_LOOP, [])
         entries.append({
             "unit": u.path, "part": u.part, "feeds": feeds.get(u.part, ""), "seed": u.seed,
@@ -148,7 +132,7 @@ def describe(study, profile, units, out: Path, skipped: dict, data: dict) -> dic
             "files": [{"inputs": f"{u.path}/{n}.src", "ids": f"{u.path}/{n}.ids",
                        "answers": f"{u.path}/{n}.hyp", "task": a["task"], "n": a["n"],
                        "asked_as": a.get("asked_as"),
-                       "sha256": sha256(folder / f"{n}.src")} for n, a in asked.items()],
+                       "sha256": sha256_file(folder / f"{n}.src")} for n, a in asked.items()],
             "model_in_the_loop": skipped.get(u.path),
             "analyses_needing_the_model": partly})
     return {"format_version": FORMAT_VERSION, "study": study.name, "profile": profile.name,

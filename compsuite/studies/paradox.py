@@ -51,7 +51,7 @@ from compsuite.errors import ConfigError
 from compsuite.registry import Profile, near
 from compsuite.schema import PositiveInt, increasing, non_empty
 from compsuite.studies.base import Study
-from compsuite.toolkits import Dataset, get_backend
+from compsuite.toolkits import Dataset
 
 OPUS_SIZES = {"small": "about 1M pairs", "medium": "one eighth of the corpus",
               "full": "the whole corpus (69M pairs in the paper)"}
@@ -154,8 +154,7 @@ class Paradox(Study):
             self.check_run(r, f"{where}.runs")
 
     def check_run(self, name: str, where: str) -> None:
-        run = self.run(name)
-        if run.toolkit != "fairseq" and get_backend(run.toolkit).trains(run):
+        if self.run(name).toolkit != "fairseq" and self.trains(name):
             raise ConfigError(f"{where}: '{name}' is not a fairseq run (the study lists "
                               "fairseq's interval checkpoints) nor an evaluate-only run")
 

@@ -43,7 +43,7 @@ from compsuite.errors import ConfigError
 from compsuite.registry import Profile, near, seed_list
 from compsuite.schema import PositiveInt, join, within
 from compsuite.studies.base import Study
-from compsuite.toolkits import Dataset, get_backend
+from compsuite.toolkits import Dataset
 
 
 #: the toolkits whose checkpoints SGET's selection reads (by training step)
@@ -112,8 +112,7 @@ class SGET(Study):
             for r in spec.runs or []:
                 if r not in self.runs:
                     raise ConfigError(f"{at}: unknown run '{r}'{near(r, self.runs)}")
-                run = self.run(r)
-                if run.toolkit not in SELECTABLE and get_backend(run.toolkit).trains(run):
+                if self.run(r).toolkit not in SELECTABLE and self.trains(r):
                     raise ConfigError(f"{at}: '{r}' is not an OpenNMT-py or hf run (SGET "
                                       "selects checkpoints by their step) nor an "
                                       "evaluate-only run")

@@ -165,19 +165,15 @@ def translate_split(backend: Backend, trained: dict, data: Dataset, text: Path, 
     """``run_dir/pred-{split}.txt``: the backend's translator on ``text/{split}.src``,
     one output per line (kept: a resumed evaluation reads it back)."""
     from compsuite.data_prep.common.io import read_lines
-    from compsuite.eval.translators.base import name_inputs, translate
+    from compsuite.eval.translators.base import closing, name_inputs, translate
 
     out = Path(run_dir) / f"pred-{split}.txt"
     if out.is_file():
         return out
     sources = read_lines(Path(text) / f"{split}.src")
-    model = backend.load(trained["checkpoint"], data, "translator", generation)
-    try:
+    with closing(backend.load(trained["checkpoint"], data, "translator", generation)) as model:
         name_inputs(model, split)
         hyps = translate(model, sources, f"translate {split}", show=show)
-    finally:
-        if hasattr(model, "close"):
-            model.close()
     with atomic_open(out) as fh:
         fh.writelines(h.replace("\n", " ") + "\n" for h in hyps)   # one line each
     return out

@@ -57,6 +57,23 @@ def as_line(item) -> str:
     return text.replace("\n", " ")
 
 
+def digest(lines: list[str]) -> str:
+    """What identifies one batch of inputs (its lines) in ``inputs.json``."""
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def read_asked(folder: Path) -> dict:
+    """A unit folder's ``inputs.json``: name -> {task, n, asked_as, sha256} of each file,
+    and under :data:`IN_THE_LOOP` the analyses refused ({} before the first)."""
+    meta = Path(folder) / "inputs.json"
+    return json.loads(meta.read_text()) if meta.is_file() else {}
+
+
+def write_asked(folder: Path, asked: dict) -> None:
+    with atomic_open(Path(folder) / "inputs.json") as fh:
+        json.dump(asked, fh, indent=2)
+
+
 def slug(label: str | None, task: str) -> str:
     words = re.sub(r"\[.*?\]", "", label or task).lower()
     return re.sub(r"[^a-z0-9]+", "-", words).strip("-")[:48] or task
@@ -79,10 +96,9 @@ class Recorder:
     def _record(self, task: str, inputs) -> None:
         lines = [as_line(x) for x in inputs]
         self.folder.mkdir(parents=True, exist_ok=True)
-        meta = self.folder / "inputs.json"
-        known = json.loads(meta.read_text()) if meta.is_file() else {}
-        digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
-        if any(isinstance(k, dict) and k.get("sha256") == digest for k in known.values()):
+        known = read_asked(self.folder)
+        key = digest(lines)
+        if any(isinstance(k, dict) and k.get("sha256") == key for k in known.values()):
             return   # the same inputs asked again (e.g. of another model): one file
         base = slug(self.label, task)
         name = next(n for n in (base if k == 1 else f"{base}-{k}" for k in range(1, 10**4))
@@ -93,9 +109,8 @@ class Recorder:
             fh.writelines(line + "\n" for line in lines)
         with atomic_open(self.folder / f"{name}.ids") as fh:
             fh.writelines(f"{rel}/{name}:{i}\n" for i in range(1, len(lines) + 1))
-        known[name] = {"task": task, "n": len(lines), "asked_as": self.label, "sha256": digest}
-        with atomic_open(meta) as fh:
-            json.dump(known, fh, indent=2)
+        known[name] = {"task": task, "n": len(lines), "asked_as": self.label, "sha256": key}
+        write_asked(self.folder, known)
 
     def translate(self, sources):
         self.calls += 1
@@ -117,23 +132,21 @@ class Recorder:
         self._refuse(f"{self.label or 'this analysis'}", "it reads the model's embeddings")
 
     def _refuse(self, test: str, why: str) -> None:
-        """Say (in the folder's ``inputs.json``) which analysis needs the model, then
-        refuse it."""
-        from compsuite.eval.translators.base import InTheLoop, require_model
+        """Refuse an analysis that needs the model itself, saying so first (in the
+        folder's ``inputs.json``: the export lists it)."""
+        from compsuite.eval.translators.base import in_the_loop
 
-        try:
-            require_model(self, test, why)
-        except InTheLoop as e:
-            if not isinstance(self, Replayer):
-                self.folder.mkdir(parents=True, exist_ok=True)
-                meta = self.folder / "inputs.json"
-                known = json.loads(meta.read_text()) if meta.is_file() else {}
-                known.setdefault(IN_THE_LOOP, [])
-                if str(e) not in known[IN_THE_LOOP]:
-                    known[IN_THE_LOOP].append(str(e))
-                with atomic_open(meta) as fh:
-                    json.dump(known, fh, indent=2)
-            raise
+        error = in_the_loop(test, why)
+        self._note_refusal(str(error))
+        raise error
+
+    def _note_refusal(self, message: str) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        known = read_asked(self.folder)
+        refused = known.setdefault(IN_THE_LOOP, [])
+        if message not in refused:
+            refused.append(message)
+        write_asked(self.folder, known)
 
 
 class Replayer(Recorder):
@@ -146,6 +159,10 @@ class Replayer(Recorder):
         self.name = f"files:{answers}"
         self._table: dict[str, str] | None = None
         self._missing: dict[str, Path] = {}
+        self._asked = read_asked(self.folder)
+
+    def _note_refusal(self, message: str) -> None:
+        """Nothing to note: the export listed it already."""
 
     def _load(self) -> dict[str, str]:
         if self._table is not None:
@@ -189,12 +206,9 @@ class Replayer(Recorder):
         return out
 
     def _whole_file(self, lines: list[str]) -> list[str] | None:
-        meta = self.folder / "inputs.json"
-        if not meta.is_file():
-            return None
-        digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
-        for name, info in json.loads(meta.read_text()).items():
-            if isinstance(info, dict) and info.get("sha256") == digest:
+        key = digest(lines)
+        for name, info in self._asked.items():
+            if isinstance(info, dict) and info.get("sha256") == key:
                 hyp = self.answers / f"{name}.hyp"
                 if not hyp.is_file():
                     raise DataError(f"{hyp}: no such file (the answers to {name}.src of the "

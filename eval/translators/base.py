@@ -27,13 +27,18 @@ class InTheLoop(Unavailable):
     training, its representations), and the model given is answers read from files."""
 
 
+def in_the_loop(test: str, why: str) -> InTheLoop:
+    """The error saying that ``test`` needs the model itself, and ``why``."""
+    return InTheLoop(f"{test} needs the model in the loop ({why}): answer files cannot "
+                     "say it; run it with the model, e.g. a program behind the command "
+                     "protocol (--model-cmd, or a run with toolkit: command)")
+
+
 def require_model(model, test: str, why: str) -> None:
     """Refuse a model that only replays stored answers (``model.replays``) for a test
     that needs the model in the loop: ``test`` and ``why`` say which and why."""
     if getattr(model, "replays", False):
-        raise InTheLoop(f"{test} needs the model in the loop ({why}): answer files cannot "
-                        "say it; run it with the model, e.g. a program behind the command "
-                        "protocol (--model-cmd, or a run with toolkit: command)")
+        raise in_the_loop(test, why)
 
 
 @runtime_checkable
@@ -86,8 +91,7 @@ def progress(translator, total: int, desc: str, show: bool = False,
     ``show``.  The suite's translators move it after each batch (their ``progress``
     attribute), and so do its classifiers (``unit``: what they classify); another
     model's bar fills when the block ends."""
-    if hasattr(translator, "label"):   # a model that keeps what it was asked, by step
-        translator.label = desc
+    name_inputs(translator, desc)   # a model that keeps what it is asked names it so
     if not show:
         yield
         return
@@ -104,6 +108,18 @@ def progress(translator, total: int, desc: str, show: bool = False,
             if hooked:
                 translator.progress = None
         bar.update(max(0, total - bar.n))
+
+
+@contextmanager
+def closing(model) -> Iterator:
+    """``model`` for the block; one that runs a process (a program) is stopped when the
+    block ends, others need nothing."""
+    try:
+        yield model
+    finally:
+        close = getattr(model, "close", None)
+        if close is not None:
+            close()
 
 
 def name_inputs(model, label: str) -> None:
