@@ -37,11 +37,13 @@ def number(kind: type, text: str, fits, what: str):
     return value
 
 
-def model_arguments(p: argparse.ArgumentParser, folder: bool = False) -> None:
+def model_arguments(p: argparse.ArgumentParser, folder: bool = False,
+                    engine: bool = True) -> None:
     """The options of every model-in-the-loop command (translator/classifier protocols):
     the model is a checkpoint (fairseq, OpenNMT-py, a Hugging Face model folder) or a
     program behind the command protocol (``--model-cmd``); ``folder``: the command
-    reads every checkpoint a training saved, so it takes a checkpoint folder."""
+    reads every checkpoint a training saved, so it takes a checkpoint folder;
+    ``engine``: the model translates, and may be decoded by CTranslate2."""
     which = p.add_mutually_exclusive_group(required=True)
     if folder:
         which.add_argument("--checkpoints", help="the run's checkpoint folder")
@@ -52,6 +54,36 @@ def model_arguments(p: argparse.ArgumentParser, folder: bool = False) -> None:
                       "e.g. \"python my_model.py\"")
     p.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
     p.add_argument("--batch-size", type=positive_int, default=256)
+    if engine:
+        engine_arguments(p)
+
+
+def engine_arguments(p: argparse.ArgumentParser) -> None:
+    """The decoding engine of a checkpoint's translator: the toolkit's own, or
+    CTranslate2 (a Transformer, converted once; the same outputs in float32)."""
+    from compsuite.eval.translators.ct2_backend import COMPUTE_TYPES, DEVICES, ENGINES
+
+    p.add_argument("--engine", choices=ENGINES, default=None,
+                   help="decode a Transformer checkpoint with CTranslate2 (converted once, "
+                        "beside the checkpoint; the toolkit's outputs in float32), or with "
+                        "its toolkit (the default)")
+    p.add_argument("--compute-type", default=None,
+                   choices=sorted({t for ts in COMPUTE_TYPES.values() for t in ts}),
+                   help="with --engine ctranslate2: the weights' precision (default float32; "
+                        "int8 is faster and not identical)")
+    p.add_argument("--device", choices=DEVICES, default=None,
+                   help="with --engine ctranslate2: cpu (default) or cuda")
+
+
+def engine_settings(a: argparse.Namespace) -> dict:
+    """The decoding engine options a command was given (checked: a wrong combination is
+    a ConfigError naming the option)."""
+    from compsuite.eval.translators.ct2_backend import engine_of
+
+    settings = {k: v for k in ("engine", "compute_type", "device")
+                if (v := getattr(a, k, None)) is not None}
+    engine_of(settings, where="options")
+    return settings
 
 
 def program_arguments(sources, p: argparse.ArgumentParser, reads: str = "") -> None:
@@ -79,7 +111,7 @@ def load_model(a: argparse.Namespace, kind: str = "translator", raw: str | Path 
 
     generation = {"batch_size": a.batch_size}
     if kind == "translator":
-        generation["max_length"] = 512
+        generation.update(max_length=512, **engine_settings(a))
     return load_checkpoint(a.checkpoint, a.data, kind, **generation)
 
 

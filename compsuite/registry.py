@@ -275,6 +275,9 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
         if not isinstance(generation, dict):
             raise ConfigError(f"{at}.generation: expected a mapping of decoding settings "
                               f"(beam, batch_size, max_length), got {generation!r}")
+        from compsuite.eval.translators.ct2_backend import engine_of
+
+        engine_of({**(raw.get("generation") or {}), **generation}, f"{at}.generation")
         options = {k: v for k, v in spec.items() if k not in PROFILE_KEYS}
         profiles.register(prof_name, Profile(prof_name, spec.get("description", ""),
                                              seed_list(spec.get("seeds", [1]), at),

@@ -188,7 +188,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True)
     t = sub.add_parser("test", help="a model in the loop: IID/OOD accuracy by length, the "
                                     "compatibility matrix and the representations")
-    model_arguments(t)
+    model_arguments(t, engine=False)
     t.add_argument("--raw", required=True,
                    help="the dataset's raw folder (test_iid/test_ood .src/.tgt and "
                         "manifest.json), e.g. DATA/ctlpp/A/n600/seed1/raw")

@@ -304,7 +304,7 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_int, program_arguments
+    from compsuite.commands import engine_arguments, positive_int, program_arguments
 
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser("score", help="score one test from translations of its inputs (any "
@@ -320,6 +320,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
                                           "Hugging Face model folder (a translation model: "
                                           "reads the English inputs as they are)")
     program_arguments(src, s, "reads the English inputs as they are")
+    engine_arguments(s)
     s.add_argument("--data", help="with a fairseq --checkpoint: its fairseq-bin folder "
                                   "(dictionaries)")
     s.add_argument("--beam", type=positive_int, default=5,
@@ -358,10 +359,12 @@ def cmd_score(a) -> int:
     else:
         if not a.data and not Path(a.checkpoint).is_dir():   # a folder: a Hugging Face model
             raise ConfigError("--checkpoint needs --data (the model's fairseq-bin folder)")
+        from compsuite.commands import engine_settings
         from compsuite.eval.translators import load_translator
         from compsuite.eval.translators.base import translate
 
-        tr = load_translator(a.checkpoint, a.data, batch_size=a.batch_size, beam=a.beam)
+        tr = load_translator(a.checkpoint, a.data, batch_size=a.batch_size, beam=a.beam,
+                             **engine_settings(a))
         hyps = translate(tr, inputs, f"translate {a.test}", show=True)
     forms, keywords = item_tables(a.idioms)
     res = score_test(a.test, inputs, samples, hyps, synonym_forms=forms, idiom_keywords=keywords)

@@ -338,7 +338,7 @@ def cmd_localism(a) -> int:
 
 
 def cmd_overgeneralisation(a) -> int:
-    from compsuite.commands import show, write_json
+    from compsuite.commands import engine_settings, show, write_json
     from compsuite.eval.pcfgset import overgeneralisation as og
     from compsuite.eval.pcfgset.plots import overgeneralisation_areas
     from compsuite.eval.translators import load_translator
@@ -352,7 +352,8 @@ def cmd_overgeneralisation(a) -> int:
         res["input"] = {"command": a.model_cmd, "exceptions": a.exceptions}
     else:
         res = og.track(og.list_checkpoints(a.checkpoints),
-                       lambda p: load_translator(p, a.data, batch_size=a.batch_size),
+                       lambda p: load_translator(p, a.data, batch_size=a.batch_size,
+                                                         **engine_settings(a)),
                        sources, exc, orig, progress=not a.json,
                        desc="exception inputs per checkpoint")
         res["input"] = {"checkpoints": a.checkpoints, "exceptions": a.exceptions}

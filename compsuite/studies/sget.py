@@ -204,7 +204,7 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 # ----------------------------------------------------------------------------- compsuite eval sget
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_int, program_arguments
+    from compsuite.commands import engine_arguments, positive_int, program_arguments
 
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser(
@@ -222,6 +222,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
                                           "the --encoded sources), or an hf checkpoint "
                                           "folder (translates the plain English of --data)")
     program_arguments(src, s, "translates the plain English of --data")
+    engine_arguments(s)
     s.add_argument("--encoded", help="with a fairseq or OpenNMT-py --checkpoint: the "
                                      "'compsuite data sget prepare' folder whose {split}.en "
                                      "the model reads")
@@ -254,6 +255,7 @@ def cmd_score(a) -> int:
                              show=not a.json)
         origin = {"command": a.model_cmd}
     else:
+        from compsuite.commands import engine_settings
         from compsuite.eval.translators import load_translator
         from compsuite.eval.translators.base import translate
 
@@ -263,7 +265,8 @@ def cmd_score(a) -> int:
             raise ConfigError("--checkpoint needs --encoded (the prepared folder)")
         else:
             sources = read_lines(Path(a.encoded) / f"{a.split}.en")
-        hyps = translate(load_translator(a.checkpoint, None, batch_size=a.batch_size), sources,
+        hyps = translate(load_translator(a.checkpoint, None, batch_size=a.batch_size,
+                                         **engine_settings(a)), sources,
                          f"translate {a.split}", show=not a.json)
         origin = {"checkpoint": a.checkpoint, "encoded": a.encoded}
     res = score_folder(folder, a.split, hyps, origin, rows=rows, no_partial=a.no_partial,

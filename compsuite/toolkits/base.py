@@ -161,17 +161,21 @@ class TextModelBackend(Backend):
 
 
 def translate_split(backend: Backend, trained: dict, data: Dataset, text: Path, split: str,
-                    generation: dict, run_dir: Path, show: bool = True) -> Path:
-    """``run_dir/pred-{split}.txt``: the backend's translator on ``text/{split}.src``,
-    one output per line (kept: a resumed evaluation reads it back)."""
+                    generation: dict, run_dir: Path, show: bool = True, model=None,
+                    name: str | None = None) -> Path:
+    """``run_dir/pred-{split}.txt`` (or ``name``): the backend's translator (or
+    ``model``, loaded already) on ``text/{split}.src``, one output per line (kept: a
+    resumed evaluation reads it back)."""
     from compsuite.data_prep.common.io import read_lines
     from compsuite.eval.translators.base import closing, name_inputs, translate
 
-    out = Path(run_dir) / f"pred-{split}.txt"
+    out = Path(run_dir) / (name or f"pred-{split}.txt")
     if out.is_file():
         return out
     sources = read_lines(Path(text) / f"{split}.src")
-    with closing(backend.load(trained["checkpoint"], data, "translator", generation)) as model:
+    if model is None:
+        model = backend.load(trained["checkpoint"], data, "translator", generation)
+    with closing(model):
         name_inputs(model, split)
         hyps = translate(model, sources, f"translate {split}", show=show)
     with atomic_open(out) as fh:

@@ -140,6 +140,12 @@ class FairseqBackend(Backend):
 
     def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
                 run_dir: Path, show: bool = True) -> Path:
+        from compsuite.eval.translators.ct2_backend import engine_of
+
+        if engine_of(generation).fast:
+            out = self.predict_fast(trained, data, split, generation, run_dir, show)
+            if out is not None:
+                return out
         out = run_dir / f"generate-{split}.txt"
         if out.is_file():
             return out
@@ -163,6 +169,46 @@ class FairseqBackend(Backend):
                     total=total, line_pattern=r"H-\d+\t", show=show)
         return out
 
+    def predict_fast(self, trained: dict, data: Dataset, split: str, generation: dict,
+                     run_dir: Path, show: bool = True) -> Path | None:
+        """``generate-{split}.ct2.txt``: the split decoded by CTranslate2, written as
+        fairseq-generate writes it (``S-``/``T-`` lines as fairseq renders the source
+        and the reference, ``H-``/``D-`` the output; no scores: ``nan``); None where
+        CTranslate2 cannot decode the model (fairseq-generate then does)."""
+        from compsuite.data_prep.common.io import read_lines
+        from compsuite.eval.translators import ct2_backend
+        from compsuite.eval.translators.base import closing, name_inputs, translate
+        from compsuite.eval.translators.ct2_backend import toolkit_decoding
+        from compsuite.toolkit_noise import import_toolkit
+
+        import_toolkit("fairseq")
+        from fairseq.data import Dictionary
+
+        out = run_dir / f"generate-{split}.{ct2_backend.prediction_tag(generation)}.txt"
+        if out.is_file():
+            return out
+        folder = data.folder(self.name)
+        model = ct2_backend.load(self.name, Path(trained["checkpoint"]), folder, generation,
+                                 lambda: self.load(trained["checkpoint"], data, "translator",
+                                                   toolkit_decoding(generation)),
+                                 fall_back=False)
+        if model is None:
+            return None
+        sources = read_lines(data.raw / f"{split}.src")
+        targets = read_lines(data.raw / f"{split}.tgt")
+        with closing(model):
+            name_inputs(model, split)
+            hyps = translate(model, sources, f"translate {split}", show=show)
+        src_dict = Dictionary.load(str(folder / "dict.src.txt"))
+        tgt_dict = Dictionary.load(str(folder / "dict.tgt.txt"))
+        encode = lambda d, line: d.encode_line(line, add_if_not_exist=False)  # noqa: E731
+        with atomic_open(out) as fh:
+            for i, (src, tgt, hyp) in enumerate(zip(sources, targets, hyps)):
+                fh.write(f"S-{i}\t{src_dict.string(encode(src_dict, src))}\n"
+                         f"T-{i}\t{tgt_dict.string(encode(tgt_dict, tgt), escape_unk=True)}\n"
+                         f"H-{i}\tnan\t{hyp}\nD-{i}\tnan\t{hyp}\n")
+        return out
+
     def read_predictions(self, path: Path, data: Dataset, split: str):
         from compsuite.eval.readers.predictions import read_fairseq_generate
 
@@ -177,11 +223,14 @@ class FairseqBackend(Backend):
         folder = data.folder(self.name)
         batch = generation.get("batch_size", 256)
         if kind == "translator":
+            from compsuite.eval.translators import ct2_backend
             from compsuite.eval.translators.fairseq_backend import FairseqTranslator
 
-            return FairseqTranslator(Path(checkpoint), folder, batch,
-                                     generation.get("max_length", 512),
-                                     beam=generation.get("beam", 1))
+            return ct2_backend.load(self.name, Path(checkpoint), folder, generation,
+                                    lambda: FairseqTranslator(
+                                        Path(checkpoint), folder, batch,
+                                        generation.get("max_length", 512),
+                                        beam=generation.get("beam", 1)))
         if kind == "classifier":
             from compsuite.eval.classifiers.fairseq_backend import FairseqClassifier
 

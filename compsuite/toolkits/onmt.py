@@ -28,7 +28,7 @@ from compsuite.processes import set_aside_incomplete
 from compsuite.registry import ROOT, load_mapping
 
 from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
-                   run_with_progress, thread_env)
+                   run_with_progress, thread_env, translate_split)
 
 
 def load_yaml(path: Path) -> dict:
@@ -122,15 +122,30 @@ class OnmtBackend(Backend):
 
     def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
                 run_dir: Path, show: bool = True) -> Path:
+        from compsuite.eval.translators import ct2_backend
+
+        if ct2_backend.engine_of(generation).fast:
+            fast = run_dir / f"pred-{split}.{ct2_backend.prediction_tag(generation)}.txt"
+            if fast.is_file():
+                return fast
+            model = ct2_backend.load(
+                self.name, Path(trained["checkpoint"]), None, generation,
+                lambda: self.load(trained["checkpoint"], data, "translator",
+                                  ct2_backend.toolkit_decoding(generation)), fall_back=False)
+            if model is not None:   # else onmt_translate (the notice said why)
+                return translate_split(self, trained, data, data.folder(self.name), split,
+                                       generation, run_dir, show, model=model, name=fast.name)
         out = run_dir / f"pred-{split}.txt"
         if out.is_file():
             return out
+        from compsuite.eval.translators.onmt_backend import NO_LENGTH_RATIO
+
         tmp = out.with_name(out.name + ".tmp")
         cmd = toolkit_command("onmt_translate") + [
             "-model", trained["checkpoint"], "-src", str(data.folder(self.name) / f"{split}.src"),
             "-output", str(tmp), "-beam_size", str(generation.get("beam", 1)),
             "-batch_size", str(generation.get("batch_size", 256)),
-            "-max_length", str(generation.get("max_length", 512)),
+            "-max_length", str(generation.get("max_length", 512)), *NO_LENGTH_RATIO,
         ]
         if cuda_available():
             cmd += ["-gpu", "0"]
@@ -154,10 +169,14 @@ class OnmtBackend(Backend):
         generation = generation or {}
         if kind != "translator":
             raise self._unsupported(kind)
+        from compsuite.eval.translators import ct2_backend
         from compsuite.eval.translators.onmt_backend import OnmtTranslator
 
-        return OnmtTranslator(Path(checkpoint), generation.get("batch_size", 256),
-                              generation.get("max_length", 512), beam=generation.get("beam", 1))
+        return ct2_backend.load(self.name, Path(checkpoint), None, generation,
+                                lambda: OnmtTranslator(
+                                    Path(checkpoint), generation.get("batch_size", 256),
+                                    generation.get("max_length", 512),
+                                    beam=generation.get("beam", 1)))
 
 
 BACKEND = OnmtBackend()

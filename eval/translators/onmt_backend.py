@@ -6,6 +6,14 @@ import os
 from pathlib import Path
 
 
+#: OpenNMT-py 3.5 also caps an output at 1.25 x its batch's longest source + 5 tokens
+#: (``-max_length_ratio``, default 1.25), which cuts correct outputs longer than that
+#: (PCFG SET's ``repeat``) and makes a sentence's output depend on its batch; the suite
+#: caps at ``max_length`` alone, as fairseq (``--max-len-a 0``) and the OpenNMT-py of
+#: the papers did.
+NO_LENGTH_RATIO = ("-max_length_ratio", "0")
+
+
 class OnmtTranslator:
     def __init__(self, checkpoint: Path, batch_size: int = 256, max_length: int = 512,
                  beam: int = 1):
@@ -25,7 +33,8 @@ class OnmtTranslator:
             # -output defaults to pred.txt in the working directory; results come back in memory
             "-model", str(checkpoint), "-src", "<in-memory>", "-output", os.devnull,
             "-beam_size", str(beam),
-            "-batch_size", str(batch_size), "-max_length", str(max_length)])
+            "-batch_size", str(batch_size), "-max_length", str(max_length),
+            *NO_LENGTH_RATIO])
         ArgumentParser.validate_translate_opts(opt)
         ArgumentParser._get_all_transform_translate(opt)
         ArgumentParser._validate_transforms_opts(opt)

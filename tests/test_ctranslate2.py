@@ -1,0 +1,194 @@
+"""CTranslate2 behind the translator protocol: a Transformer checkpoint of either toolkit,
+converted once (cached beside it, by its checksum), gives the toolkit's own outputs
+line for line in float32, greedy and with a beam; what it cannot decode as the toolkit
+does is decoded by the toolkit, with a one-line notice."""
+from pathlib import Path
+
+import pytest
+
+from compsuite.errors import ConfigError, UserError
+from compsuite.eval.translators import ct2_backend as cb
+from compsuite.eval.translators import load_translator
+from compsuite.registry import Run
+from compsuite.toolkits import get_backend
+
+from conftest import TINY_ONMT
+
+ctranslate2 = pytest.importorskip("ctranslate2")
+GENERATION = {"beam": 1, "batch_size": 64}
+FAST = {"engine": "ctranslate2"}
+
+
+@pytest.fixture(scope="module")
+def transformers(tiny_runs, tiny_data, tmp_path_factory):
+    """{toolkit: (run_dir, train_info)} of a tiny Transformer per toolkit."""
+    run = Run("tiny-onmt-transformer", "transformer", "onmt", False,
+              config="onmt_configs/pcfgset/transformer.yaml",
+              profiles={"tiny": {**TINY_ONMT, "heads": 2, "transformer_ff": 32,
+                                 "warmup_steps": 4, "learning_rate": 1.0}})
+    run_dir = tmp_path_factory.mktemp("onmt_transformer")
+    info = get_backend("onmt").train(run, "tiny", tiny_data, run_dir, seed=1, show=False)
+    return {"fairseq": tiny_runs["fairseq"][1:], "onmt": (run_dir, info)}
+
+
+def sources(tiny_data) -> list[str]:
+    return (tiny_data.raw / "test.src").read_text().splitlines()
+
+
+@pytest.mark.parametrize("beam", [1, 5])
+@pytest.mark.parametrize("toolkit", ["fairseq", "onmt"])
+def test_ctranslate2_gives_the_toolkit_outputs(toolkit, beam, transformers, tiny_data,
+                                               tmp_path):
+    """float32: the toolkit's command (fairseq-generate / onmt_translate) and
+    CTranslate2 give the same outputs line for line, in memory and as the study's
+    prediction files (sources and references read back alike)."""
+    run_dir, info = transformers[toolkit]
+    backend = get_backend(toolkit)
+    generation = {**GENERATION, "beam": beam}
+    plain = backend.predict(info, tiny_data, "test", generation, tmp_path / "toolkit", show=False)
+    (tmp_path / "toolkit").mkdir(exist_ok=True)
+    expected = backend.read_predictions(plain, tiny_data, "test")
+    tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), batch_size=64,
+                         beam=beam, **FAST)
+    decodes_fast = not (toolkit == "onmt" and beam > 1)   # OpenNMT-py's beam: the toolkit
+    assert cb.fast(tr) == decodes_fast
+    assert tr.translate(sources(tiny_data)) == expected.hypotheses
+    (tmp_path / "fast").mkdir()
+    path = backend.predict(info, tiny_data, "test", {**generation, **FAST}, tmp_path / "fast",
+                           show=False)
+    assert (".ct2." in path.name) == decodes_fast
+    got = backend.read_predictions(path, tiny_data, "test")
+    assert got.hypotheses == expected.hypotheses
+    assert got.references == expected.references and got.sources == expected.sources
+
+
+def test_the_length_cap_is_the_toolkits(transformers, tiny_data):
+    """At a short cap, the sentences whose search reaches it are decoded by the toolkit
+    (the engines end such a search differently): still the toolkit's outputs."""
+    run_dir, info = transformers["fairseq"]
+    srcs = sources(tiny_data)
+    for beam in (1, 5):
+        settings = dict(batch_size=64, beam=beam, max_length=3)
+        expected = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), **settings)
+        tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), **settings, **FAST)
+        assert tr.translate(srcs) == expected.translate(srcs)
+        assert all(len(h.split()) <= 3 for h in tr.translate(srcs))
+
+
+def test_conversion_is_cached_and_redone_when_the_checkpoint_changes(transformers, tiny_data,
+                                                                      tmp_path):
+    import shutil
+
+    import torch
+
+    from compsuite.torch_compat import allow_toolkit_checkpoints
+
+    run_dir, info = transformers["onmt"]
+    ckpt = tmp_path / "model.pt"
+    shutil.copy(info["checkpoint"], ckpt)
+    first = load_translator(ckpt, **FAST)
+    cache = tmp_path / "model.pt.ct2"
+    bin_time = (cache / "model.bin").stat().st_mtime_ns
+    outputs = first.translate(sources(tiny_data))
+    again = load_translator(ckpt, **FAST)
+    assert (cache / "model.bin").stat().st_mtime_ns == bin_time, "converted twice"
+    assert again.translate(sources(tiny_data)) == outputs
+    allow_toolkit_checkpoints()
+    state = torch.load(ckpt, map_location="cpu")
+    for key, weight in state["generator"].items():
+        state["generator"][key] = weight * 0 if key.endswith("weight") else weight
+    torch.save(state, ckpt)
+    changed = load_translator(ckpt, **FAST)
+    assert (cache / "model.bin").stat().st_mtime_ns != bin_time, "the cache was reused"
+    assert changed.translate(sources(tiny_data)) == load_translator(ckpt).translate(
+        sources(tiny_data))
+    left = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock"))
+    assert left == ["model.pt", "model.pt.ct2"], "a conversion's work folders were left"
+
+
+def test_an_lstm_is_decoded_by_its_toolkit_with_one_notice(tiny_runs, tiny_data, capsys,
+                                                            monkeypatch):
+    from compsuite.eval.translators.onmt_backend import OnmtTranslator
+
+    monkeypatch.setattr(cb, "_NOTICES", set())
+    run, run_dir, info = tiny_runs["onmt"]   # an LSTM
+    capsys.readouterr()
+    for _ in range(2):
+        tr = load_translator(info["checkpoint"], batch_size=64, **FAST)
+        assert isinstance(tr, OnmtTranslator)
+    err = [line for line in capsys.readouterr().err.splitlines() if "CTranslate2" in line]
+    assert err == ["compsuite: CTranslate2 cannot decode an OpenNMT-py brnn/rnn model (it "
+                   "converts Transformers only): decoding with onmt instead"]
+
+
+def test_int8_is_asked_for_and_labelled(transformers, tiny_data):
+    run_dir, info = transformers["fairseq"]
+    tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), batch_size=64,
+                         engine="ctranslate2", compute_type="int8")
+    assert "compute:int8" in tr.signature and tr.name.startswith("ctranslate2-int8:")
+    assert len(tr.translate(sources(tiny_data))) == len(sources(tiny_data))
+    assert cb.prediction_tag({"engine": "ctranslate2", "compute_type": "int8"}) == "ct2-int8"
+    default = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), **FAST)
+    assert "compute:float32|device:cpu" in default.signature
+
+
+@pytest.mark.parametrize("generation, key", [
+    ({"engine": "ctranslate3"}, "generation.engine"),
+    ({"compute_type": "int8"}, "add engine: ctranslate2"),
+    ({"engine": "ctranslate2", "compute_type": "float16"}, "not available on cpu"),
+    ({"engine": "ctranslate2", "device": "tpu"}, "generation.device"),
+])
+def test_engine_settings_are_checked(generation, key):
+    with pytest.raises(ConfigError, match=key):
+        cb.engine_of(generation)
+
+
+def test_a_gpu_is_configured_with_float16(transformers, tiny_data, monkeypatch):
+    """device: cuda with float16 reaches CTranslate2 as asked (a stand-in for its
+    Translator: no GPU here); without a GPU the error says so."""
+    run_dir, info = transformers["onmt"]
+    cuda = {"engine": "ctranslate2", "device": "cuda", "compute_type": "float16"}
+    with pytest.raises(UserError, match="finds no CUDA device"):
+        load_translator(info["checkpoint"], **cuda)
+    seen = {}
+
+    class Translator:
+        def __init__(self, folder, **kwargs):
+            seen.update(kwargs, folder=folder)
+
+    monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 1)
+    monkeypatch.setattr(ctranslate2, "Translator", Translator)
+    tr = load_translator(info["checkpoint"], **cuda)
+    assert seen["device"] == "cuda" and seen["compute_type"] == "float16"
+    assert Path(seen["folder"]).name.endswith(".ct2")
+    assert "compute:float16|device:cuda" in tr.signature
+
+
+def test_commands_take_the_engine(transformers):
+    """An eval command's --engine options reach the translator; a precision without the
+    engine is refused, naming the option."""
+    import argparse
+
+    from compsuite.commands import engine_arguments, engine_settings
+
+    p = argparse.ArgumentParser()
+    engine_arguments(p)
+    a = p.parse_args(["--engine", "ctranslate2", "--compute-type", "int8"])
+    assert engine_settings(a) == {"engine": "ctranslate2", "compute_type": "int8"}
+    with pytest.raises(ConfigError, match="options: compute_type and device"):
+        engine_settings(p.parse_args(["--compute-type", "int8"]))
+
+
+def test_a_profile_asks_for_the_engine(tmp_path):
+    """A profile's generation chooses the engine (what the studies' tests load with);
+    a wrong setting is refused when the study file is read, naming the profile."""
+    from compsuite.registry import load_study
+
+    from test_registry import _PCFG
+
+    f = tmp_path / "pcfgset.yaml"
+    f.write_text(_PCFG % ", generation: {engine: ctranslate2, compute_type: int8}")
+    assert load_study(f).profile("p").generation["engine"] == "ctranslate2"
+    f.write_text(_PCFG % ", generation: {engine: ctranslate2, compute_type: float16}")
+    with pytest.raises(ConfigError, match=r"profiles\.p\.generation\.compute_type: 'float16'"):
+        load_study(f)
