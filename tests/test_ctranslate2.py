@@ -192,3 +192,25 @@ def test_a_profile_asks_for_the_engine(tmp_path):
     f.write_text(_PCFG % ", generation: {engine: ctranslate2, compute_type: float16}")
     with pytest.raises(ConfigError, match=r"profiles\.p\.generation\.compute_type: 'float16'"):
         load_study(f)
+
+
+def test_sget_selection_is_the_same_with_either_engine(transformers, tiny_data, tmp_path):
+    """SGET's checkpoint selection (every checkpoint's development translations, through
+    the backend's predictions) scores and picks alike with the toolkit and CTranslate2."""
+    import shutil
+
+    from compsuite.eval.sget.selection import select_checkpoint
+
+    run_dir, info = transformers["onmt"]
+    backend = get_backend("onmt")
+    assert len(backend.checkpoints(run_dir)) == 2
+    picked = {}
+    for name, extra in (("toolkit", {}), ("fast", FAST)):
+        copy = tmp_path / name
+        shutil.copytree(run_dir, copy)
+        picked[name] = select_checkpoint(backend, copy, tiny_data, {**GENERATION, **extra},
+                                         tiny_data.raw / "valid.tgt")
+        preds = sorted(p.name for p in (copy / "selection").rglob("pred-valid*.txt"))
+        assert preds == (["pred-valid.ct2.txt"] * 2 if extra else ["pred-valid.txt"] * 2)
+    for key in ("by_step", "best_step", "best_score"):
+        assert picked["fast"][key] == picked["toolkit"][key]
