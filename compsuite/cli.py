@@ -151,12 +151,23 @@ def _study(a):
 
 
 def _engine(a, study=None):
+    """The engine of ``compsuite run``/``report``; the decoding engine options
+    (``--engine`` ...) go over the profile's ``generation``."""
+    from dataclasses import replace
+
+    from compsuite.commands import engine_settings
     from compsuite.engine import Engine
 
-    return Engine(study or _study(a), a.profile,
-                  data_root=Path(getattr(a, "data_root", "DATA")),
-                  runs_root=Path(a.runs_root), show=not getattr(a, "quiet", False),
-                  jobs=getattr(a, "jobs", None))
+    engine = Engine(study or _study(a), a.profile,
+                    data_root=Path(getattr(a, "data_root", "DATA")),
+                    runs_root=Path(a.runs_root), show=not getattr(a, "quiet", False),
+                    jobs=getattr(a, "jobs", None))
+    settings = engine_settings(a)
+    if settings:
+        generation = {**engine.profile.generation, **settings}
+        engine_settings(argparse.Namespace(**generation))   # with the profile's: checked
+        engine.profile = replace(engine.profile, generation=generation)
+    return engine
 
 
 def cmd_run(a) -> int:
@@ -298,6 +309,9 @@ def add_system_arguments(r) -> None:
                         "(default: the input alone)")
     r.add_argument("--name", default="system",
                    help="with --model-cmd or --hf-model: the run's name in the report")
+    from compsuite.commands import engine_arguments
+
+    engine_arguments(r)   # over the profile's generation (docs/fast_decoding.md)
 
 
 def build_parser() -> argparse.ArgumentParser:

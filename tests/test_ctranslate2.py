@@ -164,7 +164,7 @@ def test_a_gpu_is_configured_with_float16(transformers, tiny_data, monkeypatch):
     assert "compute:float16|device:cuda" in tr.signature
 
 
-def test_commands_take_the_engine(transformers):
+def test_commands_take_the_engine():
     """An eval command's --engine options reach the translator; a precision without the
     engine is refused, naming the option."""
     import argparse
@@ -214,3 +214,21 @@ def test_sget_selection_is_the_same_with_either_engine(transformers, tiny_data, 
         assert preds == (["pred-valid.ct2.txt"] * 2 if extra else ["pred-valid.txt"] * 2)
     for key in ("by_step", "best_step", "best_score"):
         assert picked["fast"][key] == picked["toolkit"][key]
+
+
+def test_run_takes_the_engine_over_the_profile():
+    """``compsuite run --engine ctranslate2`` decodes every unit of the profile with it
+    (the units' generation; recorded in each result's provenance); a precision without
+    the engine is refused before any work."""
+    from compsuite.cli import _engine, build_parser
+
+    p = build_parser()
+    a = p.parse_args(["run", "pcfgset", "--profile", "tiny", "--engine", "ctranslate2",
+                      "--compute-type", "int8"])
+    engine = _engine(a)
+    assert engine.profile.generation["engine"] == "ctranslate2"
+    assert engine.profile.generation["compute_type"] == "int8"
+    assert "engine" not in _engine(p.parse_args(["run", "pcfgset", "--profile", "tiny"])
+                                   ).profile.generation
+    with pytest.raises(ConfigError, match="compute_type and device are CTranslate2's"):
+        _engine(p.parse_args(["run", "pcfgset", "--profile", "tiny", "--device", "cuda"]))
