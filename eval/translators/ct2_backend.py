@@ -204,11 +204,12 @@ def why_not_decoding(toolkit: str, beam: int) -> str | None:
 class CT2Translator:
     """The translator protocol over a converted model.  ``toolkit_loader``: the
     toolkit's own translator of the same checkpoint, loaded only when needed: for the
-    input embeddings (PCFG SET's Table 5), and for the sentences whose search reached
-    the length cap, which the two engines end differently (fairseq and OpenNMT-py end
-    every beam there with the end token and rank them with its score; CTranslate2 stops
+    input embeddings (PCFG SET's Table 5), and for the sentences whose beam search
+    reached the length cap, which the two engines end differently (fairseq ends every
+    beam there with the end token and ranks them with its score; CTranslate2 stops
     without it).  Those few sentences are decoded by the toolkit, so that the outputs
-    are the toolkit's, line for line; ``toolkit_sentences`` counts them."""
+    are the toolkit's, line for line; ``toolkit_sentences`` counts them.  Greedy
+    decoding stops at the cap alike in both engines (the same tokens)."""
 
     def __init__(self, folder: Path, toolkit: str, engine: Engine, *, name: str,
                  batch_size: int = 256, max_length: int = 512, beam: int = 1,
@@ -263,7 +264,7 @@ class CT2Translator:
             self.batches += math.ceil(len(ids) / self.batch_size)
             if self.progress is not None:
                 self.progress(len(ids))
-        if capped and self.engine.compute_type == "float32":
+        if capped and self.beam > 1 and self.engine.compute_type == "float32":
             capped.sort()
             for i, h in zip(capped, self.toolkit_model().translate([sources[i] for i in capped])):
                 hyps[i] = h
