@@ -63,8 +63,9 @@ def test_ctranslate2_gives_the_toolkit_outputs(toolkit, beam, transformers, tiny
 
 
 def test_the_length_cap_is_the_toolkits(transformers, tiny_data):
-    """At a short cap, the sentences whose search reaches it are decoded by the toolkit
-    (the engines end such a search differently): still the toolkit's outputs."""
+    """At a short cap, still the toolkit's outputs: greedy decoding stops there alike in
+    both engines; a beam search that reaches it is decoded again by the toolkit (the
+    engines end such a search differently)."""
     run_dir, info = transformers["fairseq"]
     srcs = sources(tiny_data)
     for beam in (1, 5):
