@@ -157,6 +157,7 @@ def _engine(a, study=None):
 
     from compsuite.commands import engine_settings
     from compsuite.engine import Engine
+    from compsuite.eval.translators.ct2_backend import engine_of
 
     engine = Engine(study or _study(a), a.profile,
                     data_root=Path(getattr(a, "data_root", "DATA")),
@@ -165,7 +166,7 @@ def _engine(a, study=None):
     settings = engine_settings(a)
     if settings:
         generation = {**engine.profile.generation, **settings}
-        engine_settings(argparse.Namespace(**generation))   # with the profile's: checked
+        engine_of({**engine.study.generation, **generation}, "options")  # with the YAML's
         engine.profile = replace(engine.profile, generation=generation)
     return engine
 

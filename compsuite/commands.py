@@ -78,10 +78,9 @@ def engine_arguments(p: argparse.ArgumentParser) -> None:
 def engine_settings(a: argparse.Namespace) -> dict:
     """The decoding engine options a command was given (checked: a wrong combination is
     a ConfigError naming the option)."""
-    from compsuite.eval.translators.ct2_backend import engine_of
+    from compsuite.eval.translators.ct2_backend import KEYS, engine_of
 
-    settings = {k: v for k in ("engine", "compute_type", "device")
-                if (v := getattr(a, k, None)) is not None}
+    settings = {k: v for k in KEYS if (v := getattr(a, k, None)) is not None}
     engine_of(settings, where="options")
     return settings
 

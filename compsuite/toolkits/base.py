@@ -130,6 +130,19 @@ class Backend:
              generation: dict | None = None):
         raise NotImplementedError
 
+    def fast_translator(self, trained: dict, data: Dataset, generation: dict,
+                        folder: Path | None):
+        """CTranslate2's translator of ``trained``'s checkpoint, to predict a split with
+        (``folder``: what its converter reads beside the checkpoint, fairseq's
+        dictionaries); None where CTranslate2 cannot decode it as the toolkit does (a
+        notice said why): the toolkit's own command then predicts."""
+        from compsuite.eval.translators import ct2_backend
+
+        return ct2_backend.load(
+            self.name, Path(trained["checkpoint"]), folder, generation,
+            lambda: self.load(trained["checkpoint"], data, "translator",
+                              ct2_backend.toolkit_decoding(generation)), fall_back=False)
+
     def _unsupported(self, kind: str):
         return ConfigError(f"the {self.name} backend cannot load a model as a {kind}")
 

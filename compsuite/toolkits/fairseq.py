@@ -175,27 +175,23 @@ class FairseqBackend(Backend):
         fairseq-generate writes it (``S-``/``T-`` lines as fairseq renders the source
         and the reference, ``H-``/``D-`` the output; no scores: ``nan``); None where
         CTranslate2 cannot decode the model (fairseq-generate then does)."""
-        from compsuite.data_prep.common.io import read_lines
-        from compsuite.eval.translators import ct2_backend
+        from compsuite.data_prep.common.io import read_aligned
         from compsuite.eval.translators.base import closing, name_inputs, translate
-        from compsuite.eval.translators.ct2_backend import toolkit_decoding
-        from compsuite.toolkit_noise import import_toolkit
+        from compsuite.eval.translators.ct2_backend import prediction_tag
 
-        import_toolkit("fairseq")
-        from fairseq.data import Dictionary
-
-        out = run_dir / f"generate-{split}.{ct2_backend.prediction_tag(generation)}.txt"
+        out = run_dir / f"generate-{split}.{prediction_tag(generation)}.txt"
         if out.is_file():
             return out
         folder = data.folder(self.name)
-        model = ct2_backend.load(self.name, Path(trained["checkpoint"]), folder, generation,
-                                 lambda: self.load(trained["checkpoint"], data, "translator",
-                                                   toolkit_decoding(generation)),
-                                 fall_back=False)
+        model = self.fast_translator(trained, data, generation, folder)
         if model is None:
             return None
-        sources = read_lines(data.raw / f"{split}.src")
-        targets = read_lines(data.raw / f"{split}.tgt")
+        from compsuite.toolkit_noise import import_toolkit
+
+        import_toolkit("fairseq")    # first: fairseq's import-time noise kept off the terminal
+        from fairseq.data import Dictionary
+
+        sources, targets = read_aligned(data.raw / f"{split}.src", data.raw / f"{split}.tgt")
         with closing(model):
             name_inputs(model, split)
             hyps = translate(model, sources, f"translate {split}", show=show)

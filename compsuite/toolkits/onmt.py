@@ -122,16 +122,13 @@ class OnmtBackend(Backend):
 
     def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
                 run_dir: Path, show: bool = True) -> Path:
-        from compsuite.eval.translators import ct2_backend
+        from compsuite.eval.translators.ct2_backend import engine_of, prediction_tag
 
-        if ct2_backend.engine_of(generation).fast:
-            fast = run_dir / f"pred-{split}.{ct2_backend.prediction_tag(generation)}.txt"
+        if engine_of(generation).fast:
+            fast = run_dir / f"pred-{split}.{prediction_tag(generation)}.txt"
             if fast.is_file():
                 return fast
-            model = ct2_backend.load(
-                self.name, Path(trained["checkpoint"]), None, generation,
-                lambda: self.load(trained["checkpoint"], data, "translator",
-                                  ct2_backend.toolkit_decoding(generation)), fall_back=False)
+            model = self.fast_translator(trained, data, generation, None)
             if model is not None:   # else onmt_translate (the notice said why)
                 return translate_split(self, trained, data, data.folder(self.name), split,
                                        generation, run_dir, show, model=model, name=fast.name)

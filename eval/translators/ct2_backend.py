@@ -249,14 +249,14 @@ class CT2Translator:
         capped: list[int] = []
         # longest first, in batches of batch_size (as CTranslate2 would cut them), a
         # few batches per call so that the bar moves and a stop is seen
-        order = sorted(range(len(sources)), key=lambda i: -len(sources[i].split()))
+        tokens = [s.split() for s in sources]
+        order = sorted(range(len(sources)), key=lambda i: -len(tokens[i]))
         group = self.batch_size * 4
         for start in range(0, len(order), group):
             check_stop()
             ids = order[start:start + group]
             results = self.translator.translate_batch(
-                [sources[i].split() for i in ids], max_batch_size=self.batch_size,
-                **self.options)
+                [tokens[i] for i in ids], max_batch_size=self.batch_size, **self.options)
             for i, r in zip(ids, results):
                 hyps[i] = " ".join(r.hypotheses[0])
                 if any(len(h) >= self.max_length for h in r.hypotheses):
@@ -304,6 +304,11 @@ def load(toolkit: str, checkpoint: Path, data: Path | None, generation: dict,
     engine = engine_of(generation)
     if not engine.fast:
         return toolkit_loader()
+
+    def toolkit_instead(reason: str):
+        notice(f"CTranslate2 cannot decode {reason}: decoding with {toolkit} instead")
+        return toolkit_loader() if fall_back else None
+
     import torch
 
     from compsuite.data_prep.common.io import sha256_file
@@ -314,8 +319,7 @@ def load(toolkit: str, checkpoint: Path, data: Path | None, generation: dict,
     beam = generation.get("beam", 1)
     reason = why_not_decoding(toolkit, beam)
     if reason is not None:
-        notice(f"CTranslate2 cannot decode {reason}: decoding with {toolkit} instead")
-        return toolkit_loader() if fall_back else None
+        return toolkit_instead(reason)
     checkpoint = existing(checkpoint)
     digest = sha256_file(checkpoint)
     if not cached(cache_folder(checkpoint), digest):
@@ -331,8 +335,7 @@ def load(toolkit: str, checkpoint: Path, data: Path | None, generation: dict,
         reason = why_not(toolkit, state)
         del state
         if reason is not None:
-            notice(f"CTranslate2 cannot decode {reason}: decoding with {toolkit} instead")
-            return toolkit_loader() if fall_back else None
+            return toolkit_instead(reason)
     folder = convert(toolkit, checkpoint, data, digest)
     return CT2Translator(folder, toolkit, engine, name=f"{toolkit}:{checkpoint}",
                          batch_size=generation.get("batch_size", 256),
