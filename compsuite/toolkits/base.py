@@ -254,7 +254,9 @@ def remove_checkpoint(path: Path) -> None:
 
 
 def to_cli(args: dict[str, Any]) -> list[str]:
-    """``{"max_update": 10, "cpu": True}`` -> ``["--max-update", "10", "--cpu"]``."""
+    """``{"max_update": 10, "cpu": True}`` -> ``["--max-update", "10", "--cpu"]``.  A
+    negative number goes as ``--flag=value``: argparse reads a separate ``-1e-09`` as an
+    option, not as the flag's value."""
     out = []
     for key, val in args.items():
         flag = "--" + key.replace("_", "-")
@@ -264,6 +266,8 @@ def to_cli(args: dict[str, Any]) -> list[str]:
             continue
         elif isinstance(val, (list, tuple)):
             out += [flag] + [str(v) for v in val]
+        elif isinstance(val, (int, float)) and val < 0:
+            out.append(f"{flag}={val}")
         else:
             out += [flag, str(val)]
     return out
