@@ -107,6 +107,25 @@ class BinaryTreeLSTM(nn.Module):
         self.W = nn.Linear(d_in, 4 * hidden)                    # i, f, o, u
         self.U = nn.Linear(2 * hidden, 5 * hidden, bias=False)  # i, f_L, f_R, o, u
 
+    def reset_original_parameters(self):
+        """Chen et al.'s own initialisation (lukecq1231/nli, scripts/TreeLSTM_IM/main.py,
+        ``param_init_tree_lstm`` with ``norm_weight`` / ``ortho_weight``): each gate's
+        input block of ``W`` a random orthogonal matrix when it is square (d_in ==
+        hidden), else N(0, 0.01^2); each of the ten hidden-to-gate blocks of ``U`` (five
+        gates, left and right child) a random orthogonal matrix; biases zero."""
+        h = self.hidden
+        with torch.no_grad():
+            for g in range(4):
+                block = self.W.weight[g * h:(g + 1) * h]
+                if block.size(0) == block.size(1):
+                    nn.init.orthogonal_(block)
+                else:
+                    block.normal_(0.0, 0.01)
+            self.W.bias.zero_()
+            for g in range(5):
+                for side in range(2):
+                    nn.init.orthogonal_(self.U.weight[g * h:(g + 1) * h, side * h:(side + 1) * h])
+
     def cell(self, wx, h_l, c_l, h_r, c_r):
         wi, wf, wo, wu = wx.chunk(4, -1)
         ui, ufl, ufr, uo, uu = self.U(torch.cat([h_l, h_r], -1)).chunk(5, -1)

@@ -54,21 +54,31 @@ weights/kernel/biases/bias, so it skips the char CNN's ``filter``, 4,000).  With
 POS dictionary (fairseq's 4 specials + the tags, padded to a multiple of 8) the
 embedding is a few columns wider than 448 and the count a little higher.
 
-Training in the paper/[code]: batch 70 ([code] ``batch_size 70``); Adadelta lr 0.5,
-ρ 0.95, ε 1e-8 (TF 1.3's Adadelta defaults; [code] ``learning_rate 0.5``, [repro])
-with global gradient-norm clipping 1.0 ([code] ``gradient_clip_value 1.0``); the paper
-then switches to SGD lr 3e-4 once the dev accuracy has not improved for 30,000 steps
-([repro] ``SGDL2(lr=3e-4)``, ``optimizer_switch_step=30000``; [code] has that switch
-commented out).  Dropout keep rate starts at 1.0 and decays exponentially by 0.977
-every 10,000 steps ([code] ``keep_rate 1.0``, ``dropout_decay_rate 0.977``,
-``dropout_decay_step 10000``, ``tf.train.exponential_decay``, not staircase): here
-``--dropout`` (initial rate, 0), ``--dropout-decay-rate``, ``--dropout-decay-steps``,
-driven by fairseq's update count.  L2 on all weight matrices (no biases, no
-embeddings), its ratio rising along a sigmoid to 9e-5 at 100,000 steps
-([code] ``l2_regularization_ratio 9e-5``, ``sigmoid_growing_l2loss``,
+Training in [code] (python/train_mnli.py; data_prep/nli/doc.md, "Paper profile against
+the authors' code", has every setting with its line): batch 70 ([code] ``batch_size
+70``); Adadelta lr 0.5, ρ 0.95, ε 1e-8 (TF 1.3's Adadelta defaults; [code]
+``learning_rate 0.5``) with global gradient-norm clipping 1.0 ([code]
+``gradient_clip_value 1.0``), for the whole run: [code] builds one
+``AdadeltaOptimizer`` and never switches (its only SGD line, at python/train_mnli.py
+:330, is commented out), and Nie et al. ran [code], so the paper profile does not switch
+either.  ([repro] switches optimisers when the dev accuracy stalls, to SGD at the end;
+an earlier version of this model took an SGD 3e-4 phase from it.)  Dropout keep rate starts at 1.0 and
+decays exponentially by 0.977 every 10,000 steps ([code] ``keep_rate 1.0``,
+``dropout_decay_rate 0.977``, ``dropout_decay_step 10000``,
+``tf.train.exponential_decay``, not staircase): here ``--dropout`` (initial rate, 0),
+``--dropout-decay-rate``, ``--dropout-decay-steps``, driven by fairseq's update count.
+L2 on all weight matrices and conv kernels (no biases, no embeddings, not the char
+CNN's filter), its ratio rising along a sigmoid to 9e-5 at 100,000 steps ([code]
+``l2_regularization_ratio 9e-5``, ``sigmoid_growing_l2loss``,
 ``weight_l2loss_step_full_reg 100000``), plus an L2 penalty (1e-3) on the difference
 between the premise's and the hypothesis's encoder weights ([code]
-``diff_penalty_loss_ratio 1e-3``).  Sequence length 48 ([code] ``seq_length 48``).
+``diff_penalty_loss_ratio 1e-3``): :meth:`DIIN.regularization_loss`, added to the
+training loss by ``--criterion diin_classification``
+(``fairseq_plugins/criterions/diin_classification.py``; ``--l2-ratio``,
+``--l2-full-reg-step``, ``--diff-penalty``).  Sequence length 48 ([code] ``seq_length
+48``).  [code] validates every 1,000 steps (every 500, then 100, once the dev accuracy
+passes 87.2% / 87.8% on SNLI), keeps the best checkpoint and stops 35,000 steps after
+the last best one.
 
 Deviations (all of them):
 
@@ -81,10 +91,11 @@ Deviations (all of them):
 * The POS one-hot is as wide as the POS dictionary (fairseq's 4 specials, the tags,
   fillers up to a multiple of 8), not [code]'s 47; the padding tag's row is zero, as in
   [code].
-* The L2 schedule and the encoder-difference penalty are loss terms; the shared
-  ``sequence_classification`` criterion has neither (use ``--weight-decay`` for plain
-  L2).  fairseq cannot switch optimiser mid-run: the SGD phase is a second run from the
-  checkpoint (``--optimizer sgd --lr 3e-4 --reset-optimizer``).
+* The L2 schedule and the encoder-difference penalty need ``--criterion
+  diin_classification`` (the paper profile sets it); with the shared
+  ``sequence_classification`` criterion neither is applied.
+* The character CNN's bias starts at zero; [code] draws it Glorot-uniform as a 1-D
+  variable (±0.17 for 100 filters).
 * The padding word's embedding is fixed at zero (``padding_idx``); [code] initialises it
   at zero but trains it.  Padded characters have a trained embedding, as in [code].
 
@@ -103,6 +114,7 @@ past ``--chars-per-word``, as in [code]; a warning the first time too.
 """
 
 import logging
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -111,6 +123,7 @@ import torch.nn.functional as F
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import register_model
 
+from ..criterions import diin_classification  # noqa: F401  (registers DIIN's loss)
 from .nli import PairClassifier, masked_softmax, need
 
 logger = logging.getLogger(__name__)
@@ -152,6 +165,16 @@ class DIINConfig(FairseqDataclass):
         "help": "updates per --dropout-decay-rate step of the keep rate"})
     freeze_embeddings: bool = field(default=False, metadata={"help": "do not train the "
                                                               "word embeddings"})
+    l2_ratio: float = field(default=9e-5, metadata={
+        "help": "full weight of the L2 penalty (sum of squares / 2) on the weight matrices "
+                "and conv kernels; applied by --criterion diin_classification"})
+    l2_full_reg_step: int = field(default=100000, metadata={
+        "help": "update at which the L2 weight, rising along a sigmoid centred on half of "
+                "it, is (nearly) full"})
+    diff_penalty: float = field(default=1e-3, metadata={
+        "help": "weight of the L2 penalty on the difference between the premise's and the "
+                "hypothesis's encoder weights (separate encoders only); applied by "
+                "--criterion diin_classification"})
 
 
 class DecayingDropout(nn.Module):
@@ -305,6 +328,7 @@ class DIIN(PairClassifier):
         self.register_buffer("match_key", self._match_keys(task.source_dictionary),
                              persistent=False)
 
+        self.num_updates = 0
         self.drop = DecayingDropout(cfg.dropout, cfg.dropout_decay_rate,
                                     cfg.dropout_decay_steps)
         self.char_embed = nn.Embedding(len(char_dict), cfg.char_embed_dim)
@@ -414,6 +438,54 @@ class DIIN(PairClassifier):
 
     def classify(self, v):
         return self.out(self.drop(v))
+
+    # ------------------------------------------------------------------ regularisation
+    def set_num_updates(self, num_updates):
+        self.num_updates = num_updates
+        super().set_num_updates(num_updates)
+
+    def l2_weights(self):
+        """The tensors [code]'s L2 loss sums over: every linear layer's weight matrix
+        (TF ``kernel``: highway, self-attention scores, fuse gates, output) and every
+        kernel of the dense net (``convolution2d``'s ``weights``); not the biases, the
+        word or character embeddings, nor the character CNN's filter (a variable named
+        ``filter``)."""
+        out = [layer.weight for layer in (*self.highway.trans, *self.highway.gate)]
+        for enc in self.encoders:
+            for layer in enc:
+                out.append(layer.score.weight)
+                out += [m.weight for m in (*layer.lhs, *layer.rhs)]
+        out.append(self.dense.first.weight)
+        out += [conv.weight for block in self.dense.blocks for conv in block]
+        out += [t.weight for t in self.dense.transitions]
+        out.append(self.out.weight)
+        return out
+
+    def l2_ratio_now(self) -> float:
+        """[code] ``sigmoid_growing_l2loss``: sigmoid((step − S/2) · 8 / (S/2)) · ratio,
+        S = ``--l2-full-reg-step``, step = updates done."""
+        half = self.cfg.l2_full_reg_step / 2
+        x = (float(self.num_updates) - half) * 8.0 / half
+        return self.cfg.l2_ratio / (1.0 + math.exp(-x))
+
+    def regularization_loss(self) -> torch.Tensor:
+        """[code]'s terms beside the mean cross-entropy (models/DIIN.py, "L2 Loss" and
+        the ``diff_penalty_loss``): the growing L2 penalty Σ ||W||² / 2 over
+        :meth:`l2_weights`, and ``--diff-penalty`` × Σ ||W_p − W_h||² / 2 over the
+        premise's and the hypothesis's self-attention score and fuse-gate weights (both
+        only as TF's ``l2_loss``: sum of squares / 2).  The criterion
+        ``diin_classification`` adds it to each training batch's mean loss."""
+        l2 = sum((w.float() ** 2).sum() for w in self.l2_weights()) / 2
+        loss = self.l2_ratio_now() * l2
+        if len(self.encoders) == 2 and self.cfg.diff_penalty:
+            diff = 0.0
+            for lp, lh in zip(self.encoders[0], self.encoders[1]):
+                pairs = [(lp.score, lh.score)] + list(zip(lp.lhs, lh.lhs)) \
+                    + list(zip(lp.rhs, lh.rhs))
+                diff = diff + sum(((a.weight - b.weight).float() ** 2).sum()
+                                  for a, b in pairs) / 2
+            loss = loss + self.cfg.diff_penalty * diff
+        return loss
 
     def forward(self, premise_tokens, premise_lengths, hypothesis_tokens, hypothesis_lengths,
                 **kwargs):

@@ -43,6 +43,33 @@ class STLSTMConfig(FairseqDataclass):
     dropout: float = field(default=0.5, metadata={"help": "dropout"})
     freeze_embeddings: bool = field(default=False, metadata={"help": "do not train the "
                                                               "word embeddings"})
+    original_init: bool = field(default=False, metadata={
+        "help": "Chen et al.'s initialisation (their code): orthogonal square blocks of the "
+                "tree-LSTMs, N(0, 0.01^2) for the other weights and the word embedding, "
+                "zero biases (the paper profile); otherwise PyTorch's defaults"})
+    unscaled_dropout: bool = field(default=False, metadata={
+        "help": "their code's dropout: the kept units are not scaled up in training, and "
+                "every unit is multiplied by the keep rate at evaluation (the paper "
+                "profile); otherwise PyTorch's inverted dropout"})
+
+
+class UnscaledDropout(nn.Module):
+    """Dropout as Chen et al.'s Theano code has it (lukecq1231/nli,
+    scripts/TreeLSTM_IM/main.py, ``dropout_layer``): in training x times a 0/1 mask
+    kept with probability 1 − p; at evaluation x times 1 − p.  In expectation the same as
+    PyTorch's inverted dropout, but every layer after it sees its input scaled by 1 − p
+    (0.5 for S-TLSTM), which changes what the initial weights and the learning rate mean."""
+
+    def __init__(self, p: float):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if self.p <= 0.0:
+            return x
+        if not self.training:
+            return x * (1.0 - self.p)
+        return F.dropout(x, self.p, training=True) * (1.0 - self.p)
 
 
 @register_model("nli_stlstm", dataclass=STLSTMConfig)
@@ -54,14 +81,34 @@ class SyntacticTreeLSTM(PairClassifier):
     def __init__(self, cfg, task):
         super().__init__(cfg, task)
         h = cfg.hidden_size
-        self.drop = nn.Dropout(cfg.dropout)
-        # the input of an internal node, "like an unknown word" (Chen et al. section 3.1)
+        self.drop = (UnscaledDropout(cfg.dropout) if getattr(cfg, "unscaled_dropout", False)
+                     else nn.Dropout(cfg.dropout))
+        # the input of an internal node, "like an unknown word" (Chen et al. section 3.1;
+        # their code: the embedding row of _PAD_, which every internal node reads)
         self.node_input = nn.Parameter(torch.empty(cfg.embed_dim).normal_(0, 0.01))
         self.encoder = BinaryTreeLSTM(cfg.embed_dim, h)
         self.project = nn.Linear(4 * h, h)
         self.composition = BinaryTreeLSTM(h, h)
         self.hidden = nn.Linear(6 * h, cfg.mlp_dim)
         self.out = nn.Linear(cfg.mlp_dim, self.num_classes)
+        if getattr(cfg, "original_init", False):
+            self.reset_original_parameters()
+
+    def reset_original_parameters(self):
+        """Chen et al.'s initialisation (lukecq1231/nli, scripts/TreeLSTM_IM/main.py,
+        ``init_params``): the word embedding N(0, 0.01^2) (``norm_weight(n_words,
+        dim_word)``; GloVe's words are then overwritten, the padding row stays zero
+        here), both tree-LSTMs as :meth:`BinaryTreeLSTM.reset_original_parameters`, the
+        projection and the two classifier layers N(0, 0.01^2) (``norm_weight(...,
+        ortho=False)``) with zero biases."""
+        with torch.no_grad():
+            self.embed.weight.normal_(0.0, 0.01)
+            self.embed.weight[self.pad].zero_()
+            for layer in (self.project, self.hidden, self.out):
+                layer.weight.normal_(0.0, 0.01)
+                layer.bias.zero_()
+        self.encoder.reset_original_parameters()
+        self.composition.reset_original_parameters()
 
     def encode(self, tokens, lengths, tree):
         """Every node's state [B, N, h], the schedule (node mask, levels)."""
@@ -115,6 +162,12 @@ class GTLSTMConfig(FairseqDataclass):
     temperature: float = field(default=1.0, metadata={"help": "Gumbel-softmax temperature"})
     freeze_embeddings: bool = field(default=False, metadata={
         "help": "do not train the word embeddings (300D and 600D kept GloVe fixed)"})
+    original_init: bool = field(default=False, metadata={
+        "help": "Choi et al.'s initialisation (their code and supplement): He-normal input "
+                "weights and orthogonal recurrent weights of the leaf LSTM with zero biases "
+                "but the forget gate's 1, He-normal MLP weights, the word embedding "
+                "N(0, 0.01^2), or zero for the words GloVe lacks when --embedding-path is "
+                "given (the paper profile); otherwise PyTorch's defaults"})
 
 
 class BatchNorm(nn.BatchNorm1d):
@@ -146,6 +199,24 @@ class GumbelTreeEncoder(nn.Module):
         nn.init.orthogonal_(self.compose_cell.weight)
         nn.init.zeros_(self.compose_cell.bias)
         self.query = nn.Parameter(torch.empty(hidden).normal_(0, 0.01))
+
+    def reset_original_parameters(self):
+        """The leaf transformation as their code initialises it (jihunchoi/
+        unsupervised-treelstm, model/treelstm.py, ``BinaryTreeLSTM.reset_parameters``):
+        the leaf LSTM's input weights He-normal (``kaiming_normal_``), its recurrent
+        weights orthogonal, all its biases zero but the forget gate's input bias 1; or,
+        without a leaf LSTM, the word map He-normal with a zero bias.  The composition
+        cell (orthogonal, zero bias) and the query (N(0, 0.01^2)) start so already."""
+        with torch.no_grad():
+            if hasattr(self, "leaf"):
+                nn.init.kaiming_normal_(self.leaf.weight_ih)
+                nn.init.orthogonal_(self.leaf.weight_hh)
+                self.leaf.bias_ih.zero_()
+                self.leaf.bias_hh.zero_()
+                self.leaf.bias_ih[self.hidden:2 * self.hidden].fill_(1.0)
+            else:
+                nn.init.kaiming_normal_(self.leaf_map.weight)
+                self.leaf_map.bias.zero_()
 
     def leaves(self, x):
         """(h, c) [B, T, hidden] of the words; a word's states depend only on the words
@@ -225,6 +296,29 @@ class GumbelTreeLSTM(PairClassifier):
         self.out = nn.Linear(d, self.num_classes)
         nn.init.uniform_(self.out.weight, -0.005, 0.005)
         nn.init.zeros_(self.out.bias)
+        if getattr(cfg, "original_init", False):
+            glove = getattr(getattr(task, "cfg", None), "embedding_path", None)
+            self.reset_original_parameters(glove=bool(glove))
+
+    def reset_original_parameters(self, glove: bool):
+        """Choi et al.'s initialisation (jihunchoi/unsupervised-treelstm, snli/model.py
+        ``reset_parameters``, snli/train.py, utils/glove.py; their supplement: "He et al.
+        (2015)" for all but the query and the output layer): the encoder as
+        :meth:`GumbelTreeEncoder.reset_original_parameters`, the MLP's layers He-normal
+        with zero biases; the word embedding N(0, 0.01^2), or, when GloVe vectors are
+        loaded over it (``glove``), zero: their ``load_glove`` gives every word missing
+        from GloVe a zero vector (kept fixed with the embedding)."""
+        self.encoder.reset_original_parameters()
+        with torch.no_grad():
+            for layer in self.mlp:
+                if isinstance(layer, nn.Linear):
+                    nn.init.kaiming_normal_(layer.weight)
+                    layer.bias.zero_()
+            if glove:
+                self.embed.weight.zero_()
+            else:
+                self.embed.weight.normal_(0.0, 0.01)
+                self.embed.weight[self.pad].zero_()
 
     def encode(self, tokens):
         return self.encoder(self.drop(self.embed(tokens)), tokens.ne(self.pad).sum(1))
