@@ -22,3 +22,5 @@ allow_toolkit_checkpoints()
 # Criteria are not imported by fairseq from a user dir: register ours here.
 from . import criterions  # noqa: E402,F401
 from .criterions import sequence_classification  # noqa: E402,F401
+# Nor optimizers.
+from .optim import adagrad_accumulator  # noqa: E402,F401

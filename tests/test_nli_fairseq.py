@@ -50,9 +50,9 @@ TINY = {
     "ESIM": dict(embed_dim=8, hidden_size=6, mlp_dim=8, dropout=0.0, bow=False),
     "ESIMBoW": dict(embed_dim=8, hidden_size=6, mlp_dim=8, dropout=0.0, bow=True),
     "DecomposableAttention": dict(embed_dim=8, proj_dim=6, ff_dim=6, dropout=0.0),
-    "ResidualSentenceEncoder": dict(embed_dim=8, hidden_sizes="4,5,6", mlp_dim=8, dropout=0.0,
+    "ResidualSentenceEncoder": dict(embed_dim=8, hidden_sizes="4,4,6", mlp_dim=8, dropout=0.0,
                                     bow=False),
-    "ResidualSentenceEncoderBoW": dict(embed_dim=8, hidden_sizes="4,5,6", mlp_dim=8,
+    "ResidualSentenceEncoderBoW": dict(embed_dim=8, hidden_sizes="4,4,6", mlp_dim=8,
                                        dropout=0.0, bow=True),
 }
 
@@ -149,9 +149,9 @@ def test_bow_replaces_every_recurrent_layer(plug):
         assert not any(isinstance(mod, torch.nn.LSTM) for mod in model.modules())
     rse = _model(plug, "ResidualSentenceEncoder")
     lstms = [mod for mod in rse.modules() if isinstance(mod, torch.nn.LSTM)]
-    # shortcut inputs: embedding, then + each earlier layer's 2 x hidden output
-    assert [lstm.input_size for lstm in lstms] == [8, 8 + 8, 8 + 8 + 10]
-    assert [lstm.hidden_size for lstm in lstms] == [4, 5, 6]
+    # residual inputs: the embedding, then [embedding; sum of the earlier layers' outputs]
+    assert [lstm.input_size for lstm in lstms] == [8, 8 + 8, 8 + 8]
+    assert [lstm.hidden_size for lstm in lstms] == [4, 4, 6]
 
 
 # ----------------------------------------------------------------------------- the shuffle

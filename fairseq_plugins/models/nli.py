@@ -4,16 +4,27 @@ section 2.1), at their papers' sizes:
 * ``nli_esim``: ESIM (Chen et al. 2017): BiLSTM encoder (300 per direction), soft
   alignment between the encoded premise and hypothesis, enhancement [a; ã; a−ã; a⊙ã],
   a ReLU projection to 300, composition BiLSTM (300), average and max pooling, a tanh
-  MLP of 300; dropout 0.5.
+  MLP of 300; dropout 0.5 on the embeddings, on the projection's output and around the
+  MLP's hidden layer, where their code (lukecq1231/nli, ``scripts/ESIM/main.py``) puts
+  it.  ``--original-init`` and ``--bos-eos`` give that code's initialisation and its
+  ``_BOS_``/``_EOS_`` words around each sentence (the paper profile sets both).
 * ``nli_dam``: the decomposable attention model (Parikh et al. 2016, without
   intra-sentence attention): embeddings projected to 200, two-layer ReLU feed-forward
   nets F (attend), G (compare), H (aggregate) of 200, the compared vectors summed;
   dropout 0.2.  It has no recurrent layer: it is a bag-of-words model already (the
-  paper's Table 1), so it has no ``--bow`` variant.
-* ``nli_rse``: the residual (shortcut-stacked) sentence encoder (Nie and Bansal 2017):
-  three stacked BiLSTMs (600 per direction each) whose inputs are the word embedding
-  concatenated with all earlier layers' outputs, max pooling over time, features
-  [u; v; |u−v|; u⊙v], an MLP with one ReLU hidden layer of 800.
+  paper's Table 1), so it has no ``--bow`` variant.  No code of Parikh et al. was
+  released; ``--unit-norm-embeddings``, ``--null-token`` and ``--original-init`` give
+  the settings of the replication harvardnlp/decomp-attn (GloVe rows scaled to length
+  1, a sentence-initial ``<s>`` every word can align to, weights from N(0, 0.01²)); the
+  paper profile sets them, with the word vectors frozen and ``--optimizer adagrad_acc``
+  (``fairseq_plugins/optim/``: Adagrad whose accumulators start at 0.1, as there).
+* ``nli_rse``: the residual-connected sentence encoder (Nie and Bansal 2017, section 6;
+  their code easonnie/ResEncoder, ``model/res_encoder.py``): three stacked BiLSTMs (600
+  per direction each); layer 1 reads the word embedding, every later layer the
+  embedding concatenated with the *sum* of the earlier layers' outputs (so those layers
+  must be equally wide); max pooling over time, features [u; v; |u−v|; u⊙v], an MLP
+  with one ReLU hidden layer of 800 followed by dropout 0.1 (none before it).
+  ``--max-train-len`` cuts training sentences to their first N words (their 60).
 
 ``--bow`` (or the architectures ``nli_esim_bow``, ``nli_rse_bow``): every BiLSTM replaced
 by a position-wise fully connected layer (Linear + ReLU) of the same output width
@@ -69,6 +80,49 @@ def need(kwargs: dict, names, model: str) -> list:
         raise ValueError(f"{model} needs the task option --pair-inputs {','.join(kinds)} "
                          f"(missing from the batch: {', '.join(missing)})")
     return [kwargs[n] for n in names]
+
+
+def init_like_theano(module: nn.Module, std: float = 0.01) -> None:
+    """ESIM's original initialisation (lukecq1231/nli, ``scripts/ESIM/main.py``:
+    ``norm_weight``, ``ortho_weight``, ``param_init_lstm``, ``param_init_fflayer``):
+    each gate's input weights orthogonal when square, else N(0, ``std``²); recurrent
+    weights orthogonal per gate; feed-forward weights N(0, ``std``²); every bias 0.
+    The word embedding (``module.embed``) starts from N(0, ``std``²) (GloVe rows are
+    copied over it when the model is built for training)."""
+    with torch.no_grad():
+        for mod in module.modules():
+            if isinstance(mod, nn.LSTM):
+                for name, w in mod.named_parameters():
+                    if name.startswith("bias"):
+                        w.zero_()
+                        continue
+                    for gate in w.chunk(4, 0):           # PyTorch's gate blocks i, f, g, o
+                        if gate.size(0) == gate.size(1):
+                            nn.init.orthogonal_(gate)
+                        else:
+                            gate.normal_(0.0, std)
+            elif isinstance(mod, nn.Linear):
+                mod.weight.normal_(0.0, std)
+                if mod.bias is not None:
+                    mod.bias.zero_()
+        embed = getattr(module, "embed", None)
+        if embed is not None:
+            embed.weight.normal_(0.0, std)
+            if embed.padding_idx is not None:
+                embed.weight[embed.padding_idx].zero_()
+
+
+def wrap_bos_eos(tokens: torch.Tensor, pad: int, bos: int, eos: int) -> torch.Tensor:
+    """Right-padded [B, T] -> [B, T + 2]: each row's words between ``bos`` and ``eos``
+    (the ``_BOS_`` / ``_EOS_`` words ESIM's code puts around every sentence), padding
+    after them."""
+    B, T = tokens.shape
+    lengths = tokens.ne(pad).sum(1)
+    out = tokens.new_full((B, T + 2), pad)
+    out[:, 0] = bos
+    out[:, 1:T + 1] = tokens
+    out[torch.arange(B, device=tokens.device), lengths + 1] = eos
+    return out
 
 
 class SequenceLayer(nn.Module):
@@ -156,6 +210,13 @@ class ESIMConfig(FairseqDataclass):
         "help": "replace both BiLSTMs by position-wise feed-forward layers (Table 3 BoW)"})
     freeze_embeddings: bool = field(default=False, metadata={"help": "do not train the "
                                                               "word embeddings"})
+    original_init: bool = field(default=False, metadata={
+        "help": "initialise as ESIM's code: orthogonal recurrent (and square input) "
+                "weights, N(0, 0.01^2) otherwise, biases 0, word vectors outside GloVe "
+                "N(0, 0.01^2)"})
+    bos_eos: bool = field(default=False, metadata={
+        "help": "read each sentence between <s> and </s>, as ESIM's code reads it between "
+                "_BOS_ and _EOS_"})
 
 
 @register_model("nli_esim", dataclass=ESIMConfig)
@@ -169,6 +230,10 @@ class ESIM(PairClassifier):
         self.composition = SequenceLayer(h, h, cfg.bow)
         self.hidden = nn.Linear(4 * 2 * h, cfg.mlp_dim)  # [avg; max] of both sentences
         self.out = nn.Linear(cfg.mlp_dim, self.num_classes)
+        d = task.source_dictionary
+        self.bos_eos = (d.bos(), d.eos()) if getattr(cfg, "bos_eos", False) else None
+        if getattr(cfg, "original_init", False):
+            init_like_theano(self)
 
     def encode(self, tokens, mask):
         return self.encoder(self.drop(self.embed(tokens)), mask)
@@ -177,12 +242,18 @@ class ESIM(PairClassifier):
         return soft_align(a, b, a_mask, b_mask)
 
     def compose(self, x, x_aligned, mask):
+        """Enhancement, the ReLU projection, then dropout on its output (their code drops
+        the projected vectors, not the 8h-wide enhancement), the composition layer and
+        average and max pooling."""
         m = torch.cat([x, x_aligned, x - x_aligned, x * x_aligned], -1)
-        v = self.composition(F.relu(self.project(self.drop(m))), mask)
+        v = self.composition(self.drop(F.relu(self.project(m))), mask)
         return torch.cat([masked_mean(v, mask), masked_max(v, mask)], -1)
 
     def features(self, premise_tokens, premise_lengths, hypothesis_tokens,
                  hypothesis_lengths=None, **kwargs):
+        if self.bos_eos is not None:
+            premise_tokens = wrap_bos_eos(premise_tokens, self.pad, *self.bos_eos)
+            hypothesis_tokens = wrap_bos_eos(hypothesis_tokens, self.pad, *self.bos_eos)
         pm, hm = premise_tokens.ne(self.pad), hypothesis_tokens.ne(self.pad)
         a, b = self.encode(premise_tokens, pm), self.encode(hypothesis_tokens, hm)
         a_al, b_al, _, _ = self.align(a, b, pm, hm)
@@ -211,6 +282,14 @@ class DAMConfig(FairseqDataclass):
                                                            "F, G and H"})
     freeze_embeddings: bool = field(default=False, metadata={
         "help": "do not train the word embeddings (Parikh et al. kept GloVe fixed)"})
+    unit_norm_embeddings: bool = field(default=False, metadata={
+        "help": "scale every word vector to length 1 before the projection (the "
+                "replication harvardnlp/decomp-attn normalises its GloVe rows)"})
+    null_token: bool = field(default=False, metadata={
+        "help": "put <s> before each sentence, a position every word can align to (the "
+                "replication's BOS word)"})
+    original_init: bool = field(default=False, metadata={
+        "help": "every weight and bias from N(0, 0.01^2), as the replication"})
 
 
 def _two_layer(d_in: int, d: int, dropout: float) -> nn.Sequential:
@@ -228,6 +307,19 @@ class DecomposableAttention(PairClassifier):
         self.G = _two_layer(2 * cfg.proj_dim, d, cfg.dropout)    # compare
         self.H = _two_layer(2 * d, d, cfg.dropout)               # aggregate
         self.out = nn.Linear(d, self.num_classes)
+        self.unit_norm = getattr(cfg, "unit_norm_embeddings", False)
+        self.null = task.source_dictionary.bos() if getattr(cfg, "null_token", False) else None
+        if getattr(cfg, "original_init", False):
+            with torch.no_grad():
+                for name, w in self.named_parameters():
+                    if not name.startswith("embed."):
+                        w.normal_(0.0, 0.01)
+
+    def embed_projected(self, tokens):
+        x = self.embed(tokens)
+        if self.unit_norm:
+            x = F.normalize(x, dim=-1)
+        return self.project(x)
 
     def attend(self, a, b, a_mask, b_mask):
         """e_ij = F(a_i) · F(b_j); returns (β: each a_i's soft-aligned b, α: each b_j's
@@ -240,8 +332,11 @@ class DecomposableAttention(PairClassifier):
 
     def features(self, premise_tokens, premise_lengths, hypothesis_tokens,
                  hypothesis_lengths=None, **kwargs):
+        if self.null is not None:
+            premise_tokens = F.pad(premise_tokens, (1, 0), value=self.null)
+            hypothesis_tokens = F.pad(hypothesis_tokens, (1, 0), value=self.null)
         pm, hm = premise_tokens.ne(self.pad), hypothesis_tokens.ne(self.pad)
-        a, b = self.project(self.embed(premise_tokens)), self.project(self.embed(hypothesis_tokens))
+        a, b = self.embed_projected(premise_tokens), self.embed_projected(hypothesis_tokens)
         beta, alpha, _, _ = self.attend(a, b, pm, hm)
         v1 = masked_sum(self.G(torch.cat([a, beta], -1)), pm)
         v2 = masked_sum(self.G(torch.cat([b, alpha], -1)), hm)
@@ -258,36 +353,51 @@ class RSEConfig(FairseqDataclass):
     hidden_sizes: str = field(default="600,600,600", metadata={
         "help": "units per direction of each stacked BiLSTM, comma-separated"})
     mlp_dim: int = field(default=800, metadata={"help": "the MLP's hidden layer"})
-    dropout: float = field(default=0.1, metadata={"help": "dropout in the MLP"})
+    dropout: float = field(default=0.1, metadata={"help": "dropout after the MLP's hidden "
+                                                           "layer"})
     bow: bool = field(default=False, metadata={
         "help": "replace the BiLSTMs by position-wise feed-forward layers (Table 3 BoW)"})
     freeze_embeddings: bool = field(default=False, metadata={"help": "do not train the "
                                                               "word embeddings"})
+    max_train_len: int = field(default=0, metadata={
+        "help": "in training, read only each sentence's first N words (0: all; their "
+                "code: 60)"})
 
 
 @register_model("nli_rse", dataclass=RSEConfig)
 class ResidualSentenceEncoder(PairClassifier):
+    """Layer 1 reads the embedding; layer k > 1 reads [embedding; out_1 + ... + out_(k-1)]
+    (easonnie/ResEncoder, ``model/res_encoder.py``: ``lstm_1`` reads [e; out_1],
+    ``lstm_2`` [e; out_1 + out_2]), so all layers but the last must be equally wide."""
+
     def __init__(self, cfg, task):
         super().__init__(cfg, task)
         sizes = [int(s) for s in str(cfg.hidden_sizes).split(",") if s.strip()]
         if not sizes:
             raise ValueError("--hidden-sizes: at least one layer")
-        layers, d_in = [], cfg.embed_dim
-        for h in sizes:
-            layers.append(SequenceLayer(d_in, h, cfg.bow))
-            d_in += 2 * h                  # the next layer also reads this one's output
+        if len(set(sizes[:-1])) > 1:
+            raise ValueError(f"--hidden-sizes {cfg.hidden_sizes}: the residual sum needs the "
+                             "layers before the last equally wide")
+        layers = [SequenceLayer(cfg.embed_dim if k == 0 else cfg.embed_dim + 2 * sizes[0],
+                                h, cfg.bow) for k, h in enumerate(sizes)]
         self.layers = nn.ModuleList(layers)
         d = 2 * sizes[-1]
         self.drop = nn.Dropout(cfg.dropout)
         self.hidden = nn.Linear(4 * d, cfg.mlp_dim)
         self.out = nn.Linear(cfg.mlp_dim, self.num_classes)
+        self.max_train_len = getattr(cfg, "max_train_len", 0)
 
     def encode(self, tokens, mask):
         """The sentence vector: max over time of the last layer, [B, 2 × hidden]."""
-        inputs = [self.embed(tokens)]
-        for layer in self.layers:
-            inputs.append(layer(torch.cat(inputs, -1), mask))
-        return masked_max(inputs[-1], mask)
+        if self.training and self.max_train_len > 0 and tokens.size(1) > self.max_train_len:
+            tokens, mask = tokens[:, :self.max_train_len], mask[:, :self.max_train_len]
+        e = self.embed(tokens)
+        total = None                       # the sum of the earlier layers' outputs
+        for k, layer in enumerate(self.layers):
+            out = layer(e if total is None else torch.cat([e, total], -1), mask)
+            if k < len(self.layers) - 1:
+                total = out if total is None else total + out
+        return masked_max(out, mask)
 
     def features(self, premise_tokens, premise_lengths, hypothesis_tokens,
                  hypothesis_lengths=None, **kwargs):
@@ -296,7 +406,9 @@ class ResidualSentenceEncoder(PairClassifier):
         return torch.cat([u, v, (u - v).abs(), u * v], -1)
 
     def classify(self, v):
-        return self.out(self.drop(F.relu(self.hidden(self.drop(v)))))
+        """Linear + ReLU, dropout, Linear (their ``classifier``: no dropout on the
+        features themselves)."""
+        return self.out(self.drop(F.relu(self.hidden(v))))
 
 
 @dataclass
