@@ -133,11 +133,27 @@ def test_variants_train_as_their_model():
     assert paper_args("rse-bow-fairseq")["arch"] == "nli_rse_bow"
 
 
-def test_esim_paper_profile_takes_the_original_init_and_bos_eos():
+def test_esim_paper_profile_takes_the_original_init_bos_eos_and_dropout():
     model = parsed("esim-fairseq").model
-    assert model.original_init and model.bos_eos
+    assert model.original_init and model.bos_eos and model.unscaled_dropout
     assert model.hidden_size == 300 and model.mlp_dim == 300 and model.dropout == 0.5
     assert not getattr(parsed("drbilstm-fairseq").model, "original_init", False)
+
+
+def test_esim_unscaled_dropout(nli):
+    """scripts/ESIM/main.py dropout_layer: training x * mask (p 0.5), test x * 0.5."""
+    model = nli.ESIM(nli.ESIMConfig(embed_dim=8, hidden_size=6, mlp_dim=5,
+                                    unscaled_dropout=True), fake_task())
+    x = torch.rand(2000) + 0.5
+    model.eval()
+    assert torch.allclose(model.drop(x), 0.5 * x)
+    model.train()
+    y = model.drop(x)
+    kept = y != 0
+    assert torch.equal(y[kept], x[kept]) and 0.4 < kept.float().mean() < 0.6
+    plain = nli.ESIM(nli.ESIMConfig(embed_dim=8, hidden_size=6, mlp_dim=5), fake_task()).train()
+    z = plain.drop(x)
+    assert torch.allclose(z[z != 0], 2 * x[z != 0])       # PyTorch's: kept values doubled
 
 
 def test_rse_schedule_is_three_epochs_of_2e4_2e4_1e4(nli):

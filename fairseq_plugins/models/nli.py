@@ -6,8 +6,10 @@ section 2.1), at their papers' sizes:
   a ReLU projection to 300, composition BiLSTM (300), average and max pooling, a tanh
   MLP of 300; dropout 0.5 on the embeddings, on the projection's output and around the
   MLP's hidden layer, where their code (lukecq1231/nli, ``scripts/ESIM/main.py``) puts
-  it.  ``--original-init`` and ``--bos-eos`` give that code's initialisation and its
-  ``_BOS_``/``_EOS_`` words around each sentence (the paper profile sets both).
+  it.  ``--original-init``, ``--bos-eos`` and ``--unscaled-dropout`` give that code's
+  initialisation, its ``_BOS_``/``_EOS_`` words around each sentence and its dropout
+  (the mask without rescaling in training, × (1 − p) at evaluation); the paper profile
+  sets all three.
 * ``nli_dam``: the decomposable attention model (Parikh et al. 2016, without
   intra-sentence attention): embeddings projected to 200, two-layer ReLU feed-forward
   nets F (attend), G (compare), H (aggregate) of 200, the compared vectors summed;
@@ -217,6 +219,9 @@ class ESIMConfig(FairseqDataclass):
     bos_eos: bool = field(default=False, metadata={
         "help": "read each sentence between <s> and </s>, as ESIM's code reads it between "
                 "_BOS_ and _EOS_"})
+    unscaled_dropout: bool = field(default=False, metadata={
+        "help": "dropout as ESIM's code: training x times the 0/1 mask, evaluation x "
+                "times 1 - p (not PyTorch's x / (1 - p) in training)"})
 
 
 @register_model("nli_esim", dataclass=ESIMConfig)
@@ -230,6 +235,10 @@ class ESIM(PairClassifier):
         self.composition = SequenceLayer(h, h, cfg.bow)
         self.hidden = nn.Linear(4 * 2 * h, cfg.mlp_dim)  # [avg; max] of both sentences
         self.out = nn.Linear(cfg.mlp_dim, self.num_classes)
+        if getattr(cfg, "unscaled_dropout", False):
+            from .nli_trees import UnscaledDropout     # nli_trees imports this module
+
+            self.drop = UnscaledDropout(cfg.dropout)
         d = task.source_dictionary
         self.bos_eos = (d.bos(), d.eos()) if getattr(cfg, "bos_eos", False) else None
         if getattr(cfg, "original_init", False):
