@@ -75,6 +75,10 @@ def test_ctlpp_paper_configs_load_and_run_one_update(tmp_path):
         assert args["max_update"] == paper_numbers("ctlpp")["table2"][arch]["steps"], run_name
         assert args["clip_norm"] == (1.0 if arch == "ndr" else 5.0)
         assert args["warmup_updates"] == 500
+        # the authors' code: length-bucketed batches drawn afresh each pass, the final
+        # model scored (a suite option, not fairseq's: the backend takes it out)
+        assert args["length_buckets"] and args["rebuild_batches"]
+        assert args.pop("score_checkpoint") == "last"
         args.update(max_update=1, cpu=True, disable_validation=True, num_workers=0,
                     save_dir=str(tmp_path / run_name))
         cmd = toolkit_command("fairseq-train") + [str(data.folder("fairseq")), "--user-dir",
@@ -165,7 +169,11 @@ def test_ctlpp_plan():
     assert [u.path for u in units[:3]] == [f"A/{r}/seed1" for r in RUNS]
     assert sum(u.part == "table1" for u in units) == 2 * 2 * 3
     assert [u.path for u in units if u.part == "grid"][:2] == [
-        "S-f0-s0/bilstm-fairseq/seed1", "S-f0-s4/bilstm-fairseq/seed1"]
+        "S-f4-s2/bilstm-s-fairseq/seed1", "S-f4-s4/bilstm-s-fairseq/seed1"]
+    paper = Engine(study, "paper", show=False).plan(parts=["grid"])   # the authors' grid
+    assert {u.dataset for u in paper} == {f"S-f{k}-s{m}" for k in (4, 8, 12, 16)
+                                          for m in range(2, 7)}
+    assert len(paper) == 20 * 5 * 3
     assert {u.part for u in Engine(study, "quick").plan(parts=["table1"])} == {"table1"}
     with pytest.raises(ConfigError, match="unknown part 'gird'.*did you mean 'grid'"):
         Engine(study, "quick").plan(parts=["gird"])

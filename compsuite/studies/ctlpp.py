@@ -66,11 +66,13 @@ Data.__module__ = __name__
 
 @dataclass
 class Grid:
-    """A profile's ``grid:``: the S variant over shared functions x shared symbols."""
+    """A profile's ``grid:``: the S variant over shared functions x shared symbols, with
+    its own task sizes in ``data`` (default: the profile's ``data``)."""
     runs: list[str]
     shared_functions: list[int]
     shared_symbols: list[int]
     seeds: list[int] = field(default_factory=lambda: [1])
+    data: Data | None = None
 
 
 @dataclass
@@ -118,10 +120,12 @@ class CTLPP(Study):
 
     def prepare(self, dataset: str, seed: int, profile: Profile, data_root: Path,
                 show: bool = True) -> Dataset:
-        from compsuite.data_prep.ctlpp.dataset import build_dataset
+        from compsuite.data_prep.ctlpp.dataset import S_CELL, build_dataset
 
-        return build_dataset(data_root, dataset, seed,
-                             dataclasses.asdict(profile.settings.data), show=show)
+        grid = profile.settings.grid
+        sizes = grid.data if grid and grid.data and S_CELL.match(dataset) else \
+            profile.settings.data
+        return build_dataset(data_root, dataset, seed, dataclasses.asdict(sizes), show=show)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, ctx: Context) -> dict:
@@ -172,8 +176,9 @@ def cmd_generate(a) -> int:
                     max_length=a.max_length, n_functions=a.n_functions,
                     shared_functions=a.shared_functions, shared_symbols=a.shared_symbols)
     w = write_corpus(Path(a.out), cfg, seed=a.seed, toolkits=a.toolkits, progress=not a.quiet)
-    print(f"wrote {w.raw} ({w.manifest['counts']}); lengths the graph cannot fill: "
-          f"{w.manifest['unavailable_lengths']}")
+    lengths = {s: sorted(map(int, st["per_length"]))
+               for s, st in w.manifest["statistics"].items() if "per_length" in st}
+    print(f"wrote {w.raw} ({w.manifest['counts']}); lengths per split: {lengths}")
     for tk, folder in w.formats.items():
         subsets = (" (" + ", ".join(f"{v} = {k}" for k, v in fairseq_subsets(SPLITS).items())
                    + ")") if tk == "fairseq" else ""

@@ -19,6 +19,11 @@ state, to ``checkpoint<E>.pt`` after each (:meth:`FairseqBackend.epoch_checkpoin
 A resumed fairseq run is not bit-identical to an uninterrupted one: on the CPU, one
 epoch after a resume the weights of a tiny model differed by up to 0.003 (measured
 and documented by the study that uses ``save_epochs``).
+
+A second one: ``score_checkpoint: best | last`` (default ``best``) names the model the
+study scores: fairseq's ``checkpoint_best.pt`` (by ``--best-checkpoint-metric``) or the
+model at the end of training, ``checkpoint_last.pt`` (what authors who report the
+final model score).
 """
 from __future__ import annotations
 
@@ -110,6 +115,7 @@ class FairseqBackend(Backend):
         if done is not None:
             return done
         epochs = save_epochs(args.pop("save_epochs", None), run.name)
+        scored = score_checkpoint(args.pop("score_checkpoint", "best"), run.name)
         set_aside_cut_short(run_dir / "checkpoints")
         start = time.time()
         for stop in epochs or [None]:
@@ -131,7 +137,9 @@ class FairseqBackend(Backend):
                 keep_epoch(run_dir / "checkpoints", stop)
         if epochs:
             args["save_epochs"] = epochs
-        ckpt = run_dir / "checkpoints" / "checkpoint_best.pt"
+        if scored != "best":
+            args["score_checkpoint"] = scored
+        ckpt = run_dir / "checkpoints" / f"checkpoint_{scored}.pt"
         if not ckpt.is_file():
             raise ToolkitError(f"fairseq-train finished without {ckpt}; see {run_dir / 'train.log'}")
         return finish_run(run_dir, {"toolkit": self.name, "checkpoint": str(ckpt),
@@ -246,6 +254,14 @@ def set_aside_cut_short(folder: Path) -> None:
         last = folder / "checkpoint_last.pt"
         if last.is_file():
             os.replace(last, last.with_name(last.name + ".incomplete"))
+
+
+def score_checkpoint(value, run: str) -> str:
+    """The ``score_checkpoint`` option checked: ``best`` or ``last``."""
+    if value not in ("best", "last"):
+        raise ConfigError(f"run {run}: score_checkpoint must be 'best' or 'last', "
+                          f"not {value!r}")
+    return value
 
 
 def save_epochs(value, run: str) -> list[int] | None:

@@ -1,15 +1,18 @@
-"""Classifiers for CTL++ (Csordás, Irie and Schmidhuber 2022, Appendix A):
+"""Classifiers for CTL++ (Csordás, Irie and Schmidhuber 2022), as the authors' released
+code builds them (RobertCsordas/ctlpp@1b5ab28; data_prep/ctlpp/doc.md lists every
+setting with its file and line):
 
-* ``ctlpp_bilstm``: a bidirectional LSTM;
+* ``ctlpp_bilstm``: a bidirectional LSTM (``models/encoder_decoder.py``,
+  ``BidirectionalLSTMEncoder``; ``models/sequence_classifier.py``);
 * ``ctlpp_transformer``: a Transformer encoder whose layers share their weights
   (one layer applied ``layers`` times), with Transformer-XL-style relative positional
   encoding in the attention;
 * ``ctlpp_ndr``: the Neural Data Router: shared layers with geometric attention
   (directional, sigmoid match probabilities, nearest match first) and a copy gate.
 
-Every model reads its input (``c b a 3 </s>``: the last-applied function first) and
-classifies the representation at position 0, the outermost function. The
-representation there, below the classifier, is what :meth:`features` returns, for the
+Inputs arrive as fairseq writes them, ``c b a 3 </s>`` (the last-applied function
+first, the end token last: the authors' encoder appends the same end token).  The
+representation below the classifier is what :meth:`features` returns, for the
 representation analysis of section 4.1.  Defaults are the paper's sizes; a quick
 profile overrides them on the command line.
 """
@@ -24,18 +27,26 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.models import BaseFairseqModel, register_model
 
 from ..labels import trim_filler_outputs
-from ..packing import packed_lstm
+from ..packing import packed_lstm_states
 
 
 class _Classifier(BaseFairseqModel):
-    """Embedding -> encoder (subclass) -> representation at position 0 -> classes."""
+    """Embedding -> encoder (subclass) -> a representation per input -> classes.
+
+    Subclasses set how the embeddings start (``embedding_std``: None keeps PyTorch's
+    N(0, 1)), whether dropout also reaches the classifier's input
+    (``dropout_before_classifier``), and :meth:`represent`."""
+
+    embedding_std = None
+    dropout_before_classifier = False
 
     def __init__(self, cfg, task, d_model: int):
         super().__init__()
         self.cfg = cfg
         self.pad = task.source_dictionary.pad()
         self.embed = nn.Embedding(len(task.source_dictionary), d_model, padding_idx=self.pad)
-        nn.init.normal_(self.embed.weight, std=d_model ** -0.5)
+        if self.embedding_std is not None:
+            nn.init.normal_(self.embed.weight, std=self.embedding_std(d_model))
         self.dropout = nn.Dropout(cfg.dropout)
         self.out = nn.Linear(self.output_dim(), task.num_classes)
 
@@ -46,17 +57,17 @@ class _Classifier(BaseFairseqModel):
     def output_dim(self) -> int:
         raise NotImplementedError
 
-    def encode(self, x, padding_mask):  # [B, T, d] -> [B, T, d_out]
+    def represent(self, x, padding_mask):  # embedded [B, T, d] -> [B, d_out]
         raise NotImplementedError
 
     def features(self, src_tokens, src_lengths=None):
         """The representation below the classifier: [B, d_out]."""
         padding_mask = src_tokens.eq(self.pad)
-        h = self.encode(self.dropout(self.embed(src_tokens)), padding_mask)
-        return h[:, 0]
+        return self.represent(self.dropout(self.embed(src_tokens)), padding_mask)
 
     def forward(self, src_tokens, src_lengths=None, **kwargs):
-        return self.out(self.dropout(self.features(src_tokens, src_lengths)))
+        h = self.features(src_tokens, src_lengths)
+        return self.out(self.dropout(h) if self.dropout_before_classifier else h)
 
     def max_positions(self):
         return None
@@ -72,15 +83,21 @@ class _Classifier(BaseFairseqModel):
 # ----------------------------------------------------------------------------- Bi-LSTM
 @dataclass
 class BiLSTMConfig(FairseqDataclass):
-    # Appendix A.2: "1 layer with 256 units (128 per direction)"
+    # the authors' sweep: state_size 256, split over the two directions; embeddings of
+    # the state size (embedding_size unset); n_layers 1
     hidden_size: int = field(default=128, metadata={"help": "units per direction"})
     embed_dim: int = field(default=256, metadata={"help": "embedding size"})
     layers: int = field(default=1, metadata={"help": "LSTM layers"})
-    dropout: float = field(default=0.5, metadata={"help": "dropout"})
+    dropout: float = field(default=0.5, metadata={"help": "dropout on the embeddings"})
 
 
 @register_model("ctlpp_bilstm", dataclass=BiLSTMConfig)
 class CTLPPBiLSTM(_Classifier):
+    """The authors' Bi-LSTM classifier: embeddings (PyTorch's N(0, 1)), dropout on
+    them only, one bidirectional LSTM over the input and its end token, and a linear
+    classifier over the final states: the forward direction's after the end token and
+    the backward direction's after the first token (``get_run_summary_state``)."""
+
     def __init__(self, cfg, task):
         self._out_dim = 2 * cfg.hidden_size
         super().__init__(cfg, task, cfg.embed_dim)
@@ -90,8 +107,9 @@ class CTLPPBiLSTM(_Classifier):
     def output_dim(self) -> int:
         return self._out_dim
 
-    def encode(self, x, padding_mask):
-        return packed_lstm(self.lstm, x, (~padding_mask).sum(1))
+    def represent(self, x, padding_mask):
+        _, (h, _) = packed_lstm_states(self.lstm, x, (~padding_mask).sum(1))
+        return torch.cat([h[-2], h[-1]], -1)     # the last layer's forward, backward
 
 
 # ----------------------------------------------------------------------------- attention
@@ -197,6 +215,9 @@ class SharedTransformerConfig(FairseqDataclass):
 
 @register_model("ctlpp_transformer", dataclass=SharedTransformerConfig)
 class CTLPPTransformer(_Classifier):
+    embedding_std = staticmethod(lambda d: d ** -0.5)
+    dropout_before_classifier = True
+
     def __init__(self, cfg, task):
         super().__init__(cfg, task, cfg.d_model)
         self.att = RelativeMultiheadAttention(cfg.d_model, cfg.heads, cfg.dropout)
@@ -207,11 +228,11 @@ class CTLPPTransformer(_Classifier):
     def output_dim(self) -> int:
         return self.cfg.d_model
 
-    def encode(self, x, padding_mask):
+    def represent(self, x, padding_mask):
         for _ in range(self.cfg.layers):    # one layer, shared across the steps
             x = self.ln1(x + self.dropout(self.att(x, padding_mask)))
             x = self.ln2(x + self.dropout(self.ff(x)))
-        return x
+        return x[:, 0]
 
 
 # ----------------------------------------------------------------------------- NDR
@@ -232,6 +253,9 @@ class CTLPPNDR(_Classifier):
     û = u + W_2 dropout(GELU(W_1 u))   (the residual feed-forward path);
     h' = g * û + (1 - g) * h           (the copy gate keeps h where g is near 0)."""
 
+    embedding_std = staticmethod(lambda d: d ** -0.5)
+    dropout_before_classifier = True
+
     def __init__(self, cfg, task):
         super().__init__(cfg, task, cfg.d_model)
         self.att = GeometricAttention(cfg.d_model, cfg.heads, cfg.dropout)
@@ -250,7 +274,7 @@ class CTLPPNDR(_Classifier):
         update = u + self.ff2(self.dropout(F.gelu(self.ff1(u))))
         return g * update + (1 - g) * h, g
 
-    def encode(self, x, padding_mask):
+    def represent(self, x, padding_mask):
         for _ in range(self.cfg.layers):
             x, _ = self.layer(x, padding_mask)
-        return x
+        return x[:, 0]

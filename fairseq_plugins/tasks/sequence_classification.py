@@ -10,16 +10,27 @@ OOD test sets during training).  Models take ``src_tokens``/``src_lengths`` and 
 class logits; the criterion is ``--criterion sequence_classification``
 (cross-entropy, logs ``accuracy``).  Evaluation sets keep every example (see
 ``fairseq_plugins/evaluation_batches.py``).
+
+Training batches: by default fairseq's own (a fixed random order, cut into batches
+once, the batches shuffled each epoch).  ``--length-buckets --rebuild-batches`` batches
+as the CTL++ authors' ``BucketedSampler`` does (RobertCsordas/ctlpp,
+``framework/loader/sampler.py``): each epoch the examples are shuffled, as many as do
+not fill a whole batch are left out of that epoch, the rest are sorted by length (the
+shuffle decides the order within a length), cut into batches of ``--batch-size``, and
+the batches are shuffled; so a batch holds inputs of one length, and the batches differ
+from epoch to epoch.
 """
 
 import logging
 import os
 from dataclasses import dataclass, field
 
+from typing import Optional
+
 import numpy as np
-from fairseq.data import (Dictionary, IdDataset, NestedDictionaryDataset, NumelDataset,
-                          NumSamplesDataset, RawLabelDataset, RightPadDataset, SortDataset,
-                          data_utils)
+from fairseq.data import (BaseWrapperDataset, Dictionary, IdDataset, NestedDictionaryDataset,
+                          NumelDataset, NumSamplesDataset, RawLabelDataset, RightPadDataset,
+                          SortDataset, data_utils)
 from fairseq.dataclass import FairseqDataclass
 from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II, MISSING
@@ -34,7 +45,38 @@ logger = logging.getLogger(__name__)
 class SequenceClassificationConfig(FairseqDataclass):
     data: str = field(default=MISSING, metadata={"help": "the fairseq-binarised folder"})
     max_positions: int = field(default=64, metadata={"help": "longest input, in tokens"})
+    length_buckets: bool = field(default=False, metadata={
+        "help": "training batches of one input length, drawn afresh each epoch (with "
+                "--rebuild-batches), the examples that do not fill a batch left out"})
+    rebuild_batches: bool = field(default=False, metadata={
+        "help": "build the training batches again each epoch (fairseq's own option)"})
     seed: int = II("common.seed")
+    batch_size: Optional[int] = II("dataset.batch_size")
+
+
+class LengthBuckets(BaseWrapperDataset):
+    """Training order for length-bucketed batches (see the module's docstring);
+    fairseq seeds numpy with seed + epoch around :meth:`ordered_indices`."""
+
+    def __init__(self, dataset, sizes, batch_size: Optional[int]):
+        super().__init__(dataset)
+        self._sizes = np.asarray(sizes)
+        self.batch_size = batch_size
+
+    def ordered_indices(self):
+        order = np.random.permutation(len(self._sizes))
+        left_out = len(order) % self.batch_size if self.batch_size else 0
+        if left_out:
+            order = order[:len(order) - left_out]
+        return order[np.argsort(self._sizes[order], kind="stable")]
+
+    @property
+    def sizes(self):
+        return self._sizes
+
+    @property
+    def can_reuse_epoch_itr_across_epochs(self):
+        return True
 
 
 @register_task("sequence_classification", dataclass=SequenceClassificationConfig)
@@ -89,8 +131,15 @@ class SequenceClassificationTask(KeepEvaluationExamples, FairseqTask):
              "ntokens": NumelDataset(src, reduce=True)},
             sizes=[src.sizes])
         if split == getattr(self.cfg, "train_subset", "train"):
-            with data_utils.numpy_seed(self.cfg.seed):
-                dataset = SortDataset(dataset, sort_order=[np.random.permutation(len(dataset))])
+            if self.cfg.length_buckets:
+                if not self.cfg.rebuild_batches:
+                    raise ValueError("--length-buckets needs --rebuild-batches (batches "
+                                     "drawn afresh each epoch)")
+                dataset = LengthBuckets(dataset, src.sizes, self.cfg.batch_size)
+            else:
+                with data_utils.numpy_seed(self.cfg.seed):
+                    dataset = SortDataset(dataset,
+                                          sort_order=[np.random.permutation(len(dataset))])
         self.datasets[split] = dataset
         logger.info(f"{split}: {len(dataset)} examples")
         return dataset
