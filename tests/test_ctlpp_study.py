@@ -24,6 +24,7 @@ def test_ctlpp_tiny_profile_end_to_end(tiny_study):
     assert ck["threads"] == max(1, (os.cpu_count() or 1) // 2)   # two side by side (jobs: 2)
     for r in table1:
         assert r["part"] == "table1" and r["threads"] == ck["threads"]
+        assert r["checkpoint"].endswith("checkpoint_last.pt")    # the final model scored
         assert 0 <= r["test_ood"]["accuracy"] <= 1 and r["test_ood"]["n"] == 40
         assert set(r["test_ood"]["by_length"]) == {"2", "3", "4", "5", "6"}
         c = r["compatibility"]
