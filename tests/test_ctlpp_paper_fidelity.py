@@ -139,3 +139,23 @@ def test_fairseq_rebuilds_length_batches_each_epoch(tmp_path):
         assert sum(len(set(b)) > 1 for b in batches) <= 5           # 5 lengths: 4 borders
         epochs.append(batches)
     assert epochs[0] != epochs[1]
+
+
+def test_table1_leaves_out_runs_that_did_not_converge():
+    """paper/plot_1stage_performance.py: runs with IID accuracy <= 0.5 are left out and
+    the first 25 others averaged; report.json keeps every seed."""
+    from compsuite.eval.ctlpp.report import table1_section
+    from compsuite.eval.reports.tables import paper_numbers
+
+    def run(seed, iid, ood):
+        return {"seed": seed, "test_iid": {"accuracy": iid}, "test_ood": {"accuracy": ood}}
+
+    groups = {("bilstm", "A"): [run(3, 1.0, 0.9), run(1, 0.3, 0.1), run(2, 1.0, 1.0)]
+                                + [run(s, 1.0, 0.5) for s in range(4, 40)]}
+    report = {"table1": []}
+    md = table1_section({"bilstm": {"paper_name": "Bi-LSTM"}}, groups, ["A"],
+                        paper_numbers("ctlpp"), report)
+    (row,) = report["table1"]
+    assert row["seeds_kept"] == list(range(2, 27)) and row["seeds_run"] == 39
+    assert row["ood"][:2] == [1.0, 0.9] and len(row["ood_every_seed"]) == 39
+    assert "(14 of 39 left out)" in md
