@@ -159,3 +159,24 @@ def test_table1_leaves_out_runs_that_did_not_converge():
     assert row["seeds_kept"] == list(range(2, 27)) and row["seeds_run"] == 39
     assert row["ood"][:2] == [1.0, 0.9] and len(row["ood_every_seed"]) == 39
     assert "(14 of 39 left out)" in md
+
+
+def test_every_training_seed_reads_the_same_data(tmp_path):
+    """The authors' datasets keep their default seed ("The seed for data generation is
+    fixed", Appendix A.2): seeds 1 and 2 train on the same files; data_seed: null gives
+    each its own."""
+    from compsuite.registry import get_study
+    from conftest import edited_study
+
+    study = get_study("ctlpp")
+    tiny = study.profile("tiny")
+    assert tiny.settings.data_seed == study.profile("paper").settings.data_seed == 1
+    one = study.prepare("A", 1, tiny, tmp_path / "D", show=False)
+    two = study.prepare("A", 2, tiny, tmp_path / "D", show=False)
+    assert one.root == two.root
+
+    def per_seed(raw):
+        raw["profiles"]["tiny"]["data_seed"] = None
+    own = edited_study(tmp_path, "ctlpp", per_seed)
+    three = own.prepare("A", 2, own.profile("tiny"), tmp_path / "D", show=False)
+    assert three.root != one.root and three.root.name == "seed2"

@@ -8,7 +8,9 @@ profile has (:class:`Options`):
 * ``data``: the generator's sizes (``n_train``, ``n_test``, ``n_functions``,
   ``max_length``, ``n_symbols``; :class:`Data`): a quick profile's scaled-down task;
 * ``grid`` (optional, :class:`Grid`): the S variant over ``shared_functions`` (K) x
-  ``shared_symbols`` (M), with its own ``runs`` and ``seeds``.
+  ``shared_symbols`` (M), with its own ``runs``, ``seeds`` and (optionally) ``data``;
+* ``data_seed`` (default 1): the data of every training seed (the authors fix it);
+  ``null``: each training seed its own data.
 
 Units: ``<variant>/<run>/seed<S>`` (part ``table1``: IID/OOD accuracy by length, the
 compatibility matrix and the representation similarities) and
@@ -77,10 +79,14 @@ class Grid:
 
 @dataclass
 class Options:
-    """The keys a CTL++ profile adds."""
+    """The keys a CTL++ profile adds.  ``data_seed``: the data generator's seed for
+    every training seed, as in the authors' code (its datasets keep their default
+    seed: "The seed for data generation is fixed", Appendix A.2); ``null`` draws each
+    training seed's own data."""
     variants: Annotated[list[str], table1_variants]
     data: Data
     grid: Grid | None = None
+    data_seed: int | None = 1
 
 
 class CTLPP(Study):
@@ -125,7 +131,9 @@ class CTLPP(Study):
         grid = profile.settings.grid
         sizes = grid.data if grid and grid.data and S_CELL.match(dataset) else \
             profile.settings.data
-        return build_dataset(data_root, dataset, seed, dataclasses.asdict(sizes), show=show)
+        fixed = profile.settings.data_seed
+        return build_dataset(data_root, dataset, seed if fixed is None else fixed,
+                             dataclasses.asdict(sizes), show=show)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, ctx: Context) -> dict:
