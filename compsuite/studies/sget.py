@@ -19,7 +19,11 @@ profile has (declared by :class:`Options`):
   checkpoint the training saved): ``keep: best`` deletes the other checkpoints
   afterwards (the paper Transformer's 70 checkpoints take about 35 GB), ``keep: all``
   keeps them.  An evaluate-only run (a model brought as it is: an hf run with ``train:
-  false``, a command run) has one model: it is scored without a selection.
+  false``, a command run) has one model: it is scored without a selection;
+* ``generation_by_run`` (run -> :class:`Decoding`): a run's own decoding over the
+  profile's ``generation``, for checkpoint selection and the test and generalisation
+  sets alike (the paper profile: the authors decoded their OpenNMT-py models with
+  ``onmt_translate``'s beam of 5 and Llama 2 greedily).
 
 Units: ``<part>/<run>/seed<S>``.  Data (:mod:`compsuite.data_prep.sget.dataset`):
 ``DATA/sget/<part>/<size>/seed<D>/`` with ``text/`` (the generator's ``{split}.txt``,
@@ -32,7 +36,7 @@ Evaluation: :mod:`compsuite.eval.sget` (checkpoint selection, scoring, the repor
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -76,12 +80,24 @@ class Selection:
 
 
 @dataclass
+class Decoding:
+    """One run's decoding settings over the profile's ``generation`` (those given)."""
+    beam: PositiveInt | None = None
+    max_length: PositiveInt | None = None
+    batch_size: PositiveInt | None = None
+
+    def settings(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass
 class Options:
     """The keys an SGET profile adds.  ``parts`` absent, empty or null: ``main`` alone
     (a part given as null: the profile's runs and seeds)."""
     data: Data = field(default_factory=Data)
     parts: dict[str, Part | None] | None = None
     selection: Selection = field(default_factory=Selection)
+    generation_by_run: dict[str, Decoding] = field(default_factory=dict)
 
     def __post_init__(self):
         self.parts = {p: spec or Part() for p, spec in (self.parts or {"main": None}).items()}
@@ -116,6 +132,16 @@ class SGET(Study):
                     raise ConfigError(f"{at}: '{r}' is not an OpenNMT-py or hf run (SGET "
                                       "selects checkpoints by their step) nor an "
                                       "evaluate-only run")
+        for r in profile.settings.generation_by_run:
+            if r not in self.runs:
+                raise ConfigError(f"{join(where, 'generation_by_run')}: unknown run "
+                                  f"'{r}'{near(r, self.runs)}")
+
+    def unit_generation(self, ctx: Context) -> dict:
+        """The unit's decoding settings: the study's and the profile's ``generation``
+        (``ctx.generation``), the run's ``generation_by_run`` entry on top."""
+        own = ctx.profile.settings.generation_by_run.get(ctx.run.name)
+        return {**ctx.generation, **(own.settings() if own else {})}
 
     # ------------------------------------------------------------------ units
     def parts(self, profile: Profile) -> dict[str, str]:
@@ -153,8 +179,9 @@ class SGET(Study):
         from compsuite.eval.sget.selection import select_checkpoint
 
         text = encoded_text(ctx.data.root)
+        generation = self.unit_generation(ctx)
         if ctx.backend.trains(ctx.run):
-            sel = select_checkpoint(ctx.backend, ctx.run_dir, ctx.data, ctx.generation,
+            sel = select_checkpoint(ctx.backend, ctx.run_dir, ctx.data, generation,
                                     text / "dev.ja", keep=ctx.profile.settings.selection.keep,
                                     show=ctx.show)
             out_dir = ctx.run_dir / "predictions" / f"step{sel['best_step']}"
@@ -165,14 +192,14 @@ class SGET(Study):
         trained = {**(ctx.trained or {}), "checkpoint": sel["checkpoint"]}
         splits = {}
         for split in ("test", "gen"):
-            pred = ctx.backend.predict(trained, ctx.data, split, ctx.generation, out_dir,
+            pred = ctx.backend.predict(trained, ctx.data, split, generation, out_dir,
                                        show=ctx.show)
             splits[split] = score_split(split, pred, text, out_dir,
                                         gen_info_file=ctx.data.root / "text" / "gen_info.tsv",
                                         cache_dir=ctx.data.root / "partial_cache",
                                         show=ctx.show)
         return {"checkpoint": sel["checkpoint"], "checkpoint_selection": sel,
-                "predictions": str(out_dir), "splits": splits,
+                "generation": generation, "predictions": str(out_dir), "splits": splits,
                 "stand_in": (ctx.trained or {}).get("stand_in")}
 
     def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
