@@ -14,8 +14,11 @@ YAML (``compsuite/experiments/pcfgset.yaml``), besides the keys every study has
   training corpus must be the task corpus), ``compare_base`` also scores the task model
   on the test's inputs (Table 4), ``train`` options added to a run's training config
   for this test, per toolkit and under ``profiles:`` per profile;
-* in a profile (:class:`Options`): ``dataset`` and ``test_runs`` (the runs that take
-  the tests; by default those in the toolkit the paper used).
+* in a profile (:class:`Options`): ``dataset``, ``test_runs`` (the runs that take
+  the tests; by default those in the toolkit the paper used) and ``onmt_checkpoint``
+  (which checkpoint of an OpenNMT-py run is scored: ``last``, or
+  ``best_valid_accuracy`` as the authors' ``select_model.py``;
+  :mod:`compsuite.eval.pcfgset.checkpoint_selection`).
 
 Units: ``task/<run>/seed<S>`` (train on the task corpus, predict with the toolkit's
 command, score; part ``task``) and ``<test>/<run>/seed<S>`` for every test and test
@@ -28,7 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,6 +47,8 @@ from compsuite.toolkits import Dataset, backend_names, data_backend_names
 import compsuite.eval.pcfgset.evaluations  # noqa: F401  (registers the evaluations)
 
 MODELS = ("own", "base")
+#: which checkpoint of a trained OpenNMT-py run is scored
+OnmtCheckpoint = Literal["last", "best_valid_accuracy"]
 #: the choices of a dataset's ``config`` and of a test's ``split``
 ConfigName = Literal[tuple(CONFIGS)]
 SplitName = Literal[tuple(TESTS)]
@@ -95,6 +100,7 @@ class Options:
     """The keys a PCFG SET profile adds."""
     dataset: str
     test_runs: list[str] | None = None
+    onmt_checkpoint: OnmtCheckpoint = "last"
 
 
 class PCFGSet(Study):
@@ -189,12 +195,33 @@ class PCFGSet(Study):
         from compsuite.data_prep.pcfgset.dataset import check_same_corpus
         from compsuite.eval.pcfgset.evaluations import task_accuracy
 
+        ctx, selected = self.select_checkpoint(ctx)
         if ctx.unit.part == "task":
-            return task_accuracy(ctx)
-        spec = self.tests[ctx.unit.part]
-        if not ctx.unit.trains:
-            check_same_corpus(ctx.data.raw, ctx.model_data.raw, ctx.unit.part)
-        return EVALUATIONS.get(spec.evaluation)(ctx, spec)
+            result = task_accuracy(ctx)
+        else:
+            spec = self.tests[ctx.unit.part]
+            if not ctx.unit.trains:
+                check_same_corpus(ctx.data.raw, ctx.model_data.raw, ctx.unit.part)
+            result = EVALUATIONS.get(spec.evaluation)(ctx, spec)
+        if selected is None:
+            return result
+        # the result's checkpoint is the one scored (tests on the task model load it)
+        return {**result, "checkpoint": selected["checkpoint"],
+                "checkpoint_selection": selected}
+
+    def select_checkpoint(self, ctx: Context) -> tuple[Context, dict | None]:
+        """A trained OpenNMT-py unit under ``onmt_checkpoint: best_valid_accuracy``:
+        the context with the checkpoint of the best validation accuracy, and how it was
+        chosen; otherwise the context as it is (the last checkpoint; fairseq runs bring
+        their ``checkpoint_best.pt``)."""
+        if (not ctx.unit.trains or ctx.run.toolkit != "onmt"
+                or ctx.profile.settings.onmt_checkpoint != "best_valid_accuracy"):
+            return ctx, None
+        from compsuite.eval.pcfgset.checkpoint_selection import best_onmt_checkpoint
+
+        selected = best_onmt_checkpoint(ctx.run_dir, ctx.backend.checkpoints(ctx.run_dir))
+        trained = {**(ctx.trained or {}), "checkpoint": selected["checkpoint"]}
+        return replace(ctx, checkpoint=selected["checkpoint"], trained=trained), selected
 
     def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
         from compsuite.eval.pcfgset.report import build_report

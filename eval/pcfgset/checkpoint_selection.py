@@ -1,0 +1,78 @@
+"""Which OpenNMT-py checkpoint of a PCFG SET run is scored (the paper profile's
+``onmt_checkpoint: best_valid_accuracy``).
+
+The authors trained with a validation and a checkpoint at the end of every epoch and
+kept the checkpoint of the highest "Validation accuracy" in the training log
+(am-i-compositional ``src/train/OpenNMT/select_model.py``: OpenNMT-py's teacher-forced
+token accuracy on the development set; the first of equal maxima).  This module reads
+the same figure from the log ``onmt_train`` wrote (``train.log`` in the run folder).
+
+A validation belongs to the checkpoint saved at the same step: OpenNMT-py logs the
+step's report, then "Validation accuracy: A", then "Saving checkpoint
+<path>_step_N.pt", before any later step is reported.  A save without a validation
+just before it (the final save of a run whose last step is not a multiple of
+``valid_steps``) has no accuracy and is not a candidate.  A resumed run appends to the
+same log; a step validated twice keeps its last figure.
+"""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Iterable
+
+from compsuite.errors import ConfigError, ToolkitError
+
+VALIDATION = re.compile(r"Validation accuracy: (\S+)")
+SAVED = re.compile(r"Saving checkpoint (\S+)_step_(\d+)\.pt")
+#: a later step's report, or the command line the suite writes before each (re)start
+NEXT_STEP = re.compile(r"\bStep \d+/|^# ")
+
+
+def validation_accuracies(lines: Iterable[str]) -> dict[int, float]:
+    """step -> validation accuracy (percent, as OpenNMT-py logs it) of each checkpoint
+    saved right after a validation."""
+    out: dict[int, float] = {}
+    pending: float | None = None
+    for line in lines:
+        m = VALIDATION.search(line)
+        if m:
+            try:
+                pending = float(m.group(1))
+            except ValueError:
+                pending = None
+            continue
+        m = SAVED.search(line)
+        if m:
+            if pending is not None and not math.isnan(pending):
+                out[int(m.group(2))] = pending
+            pending = None
+            continue
+        if NEXT_STEP.search(line):
+            pending = None
+    return out
+
+
+def best_onmt_checkpoint(run_dir: Path, checkpoints: list[tuple[int, Path]]) -> dict:
+    """The checkpoint with the best validation accuracy in ``run_dir/train.log`` among
+    ``checkpoints`` ((step, path), as the backend lists them): ``checkpoint``, ``step``,
+    ``valid_accuracy`` and every validated step's accuracy (``by_step``)."""
+    log = Path(run_dir) / "train.log"
+    if not log.is_file():
+        raise ToolkitError(f"{log} is missing: the validation accuracies that select the "
+                           "checkpoint are read from it")
+    with open(log, encoding="utf-8", errors="replace") as fh:
+        accs = validation_accuracies(fh)
+    if not accs:
+        raise ToolkitError(f"{log}: no validation followed by a checkpoint; the run needs "
+                           "valid_steps equal to save_checkpoint_steps")
+    on_disk = dict(checkpoints)
+    # the first of equal maxima, in step order (as numpy.argmax in select_model.py)
+    best = max(sorted(accs), key=lambda step: accs[step])
+    if best not in on_disk:
+        raise ConfigError(f"{run_dir}: the checkpoint of step {best} (best validation "
+                          f"accuracy {accs[best]}) was not kept; train with "
+                          "keep_checkpoint: -1 to select it")
+    return {"checkpoint": str(on_disk[best]), "step": best, "valid_accuracy": accs[best],
+            "by_step": {str(step): accs[step] for step in sorted(accs)},
+            "criterion": "onmt validation accuracy (teacher-forced tokens)"}
