@@ -243,8 +243,11 @@ class GeometricAttention(nn.Module):
         eye = torch.eye(T, dtype=torch.bool, device=x.device)
         logits = logits.masked_fill(eye | padding_mask[:, None, None, :], float("-inf"))
         log_p, log_miss = F.logsigmoid(logits), F.logsigmoid(-logits)
-        before = geometric_precedence(T, x.device).to(log_miss.dtype)
-        none_before = torch.einsum("bhim,ijm->bhij", log_miss, before)
+        # sum over the keys before j of log(1 - p_im); a product and a sum rather than a
+        # matrix product, so that it stays in float32 under amp as the authors' cumulative
+        # sums do (the learned [1]-shaped scales make the logits float32 there too)
+        before = geometric_precedence(T, x.device)
+        none_before = (log_miss[:, :, :, None, :] * before).sum(-1)
         return (log_p + none_before).exp()
 
     def forward(self, x, padding_mask):
