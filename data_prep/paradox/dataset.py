@@ -6,7 +6,8 @@
   and ``tests/`` (the test sets, :mod:`.testsets`);
 * ``opus/<size>/seed<D>/`` (:func:`build_opus`): ``tok/``, ``raw/`` and ``text/flores/``
   (the user's OPUS corpus prepared, Flores-101 devtest as plain text:
-  :func:`compsuite.data_prep.paradox.opus.prepare`) and ``tests/``.
+  :func:`compsuite.data_prep.paradox.opus.prepare`) and ``tests/``; ``opus/bpe-codes/``:
+  the BPE codes learnt once on the whole corpus, which every size applies.
 
 Each part is skipped when its manifest matches.  ``tests``: the keyword arguments of
 :func:`write_tests` (``n``, ``seed``, ``semi_natural``, ``natural``, ``idioms``).
@@ -49,12 +50,15 @@ def build_opus(data_root: Path, size: str, paths: Mapping[str, Path], *, seed: i
                tests: Mapping[str, Any], show: bool = True) -> Dataset:
     """``DATA/paradox/opus/<size>/seed<D>/``: ``tok/``, ``raw/`` and ``text/flores/`` (the
     prepared corpus, from ``paths["en"]``, ``paths["nl"]`` and the Flores-101 folder
-    ``paths["flores"]``) and ``tests/``."""
+    ``paths["flores"]``) and ``tests/``; the BPE codes come from ``opus/bpe-codes/``
+    (learnt on the whole corpus once, shared by the sizes as the authors' one code
+    file)."""
     root = Path(data_root) / "paradox" / "opus" / size / f"seed{seed}"
     if show:
         print(f"paradox data: {root}", file=sys.stderr, flush=True)
     opus.prepare(paths["en"], paths["nl"], paths["flores"], root, size=size, seed=seed,
-                 merges=merges, small_pairs=small_pairs, jobs=jobs, show=show)
+                 merges=merges, small_pairs=small_pairs, jobs=jobs,
+                 codes=Path(data_root) / "paradox" / "opus" / "bpe-codes", show=show)
     write_tests(root / "tests", **tests)
     return Dataset(root, label=f"paradox OPUS {size} seed{seed}",
                    splits=("train", "valid", "test"), allow_unknown=True,

@@ -5,25 +5,31 @@ sets.
 Section 3.1 trains fairseq Transformer-base models on OPUS English-Dutch (69M pairs) at
 three sizes: ``small`` (one million pairs), ``medium`` (one eighth of the corpus) and
 ``full`` (all of it), validating on Flores-101 ``dev`` and reporting BLEU on
-``devtest``.  The preprocessing is fairseq's recipe for Transformer-base
-(``examples/translation/prepare-wmt14en2de.sh``), done with the maintained Python ports
-of its tools:
+``devtest``.  The authors released the commands that encode their test inputs
+(``scripts/binarise_data.sh`` of i-machine-think/compositionality_paradox_mt: Moses
+``tokenizer.perl -l en`` without ``-a`` and without punctuation normalisation,
+``apply_bpe.py`` with one 60,000-merge code file for all three sizes, a joined
+dictionary per size), not those of their training data; the same encoding is used for
+every split here, with the maintained Python ports of those tools:
 
 1. the pairs of the size are drawn uniformly without replacement (numpy, seeded;
    ``full`` keeps every pair, in order);
-2. punctuation normalisation and Moses tokenisation (``sacremoses``: aggressive hyphen
-   splitting, XML escaping, as ``tokenizer.perl -a`` and fairseq's ``--tokenizer moses``);
-3. cleaning as ``clean-corpus-n.perl 1 250 -ratio 1.5``: a pair with an empty side,
-   a side over 250 tokens or a token-length ratio over 1.5 is dropped and counted;
-4. BPE (``subword-nmt``) learnt jointly on both sides of the training split, 60,000
-   merges by default, applied to every split (``@@`` continuation marker);
+2. Moses tokenisation as ``tokenizer.perl -l <lang>`` (``sacremoses``: XML escaping,
+   no aggressive hyphen splitting, no punctuation normalisation);
+3. cleaning as ``clean-corpus-n.perl 1 250 -ratio 1.5`` (fairseq's
+   ``prepare-wmt14en2de.sh``; the authors' cleaning is not released): a pair with an
+   empty side, a side over 250 tokens or a token-length ratio over 1.5 is dropped and
+   counted;
+4. BPE (``subword-nmt``, ``@@`` continuation marker), 60,000 merges by default, learnt
+   jointly on both sides of the **whole** cleaned corpus once and shared by the three
+   sizes (:func:`learn_codes`; the authors apply one code file to every size), applied to
+   every split;
 5. ``raw/{train,valid,test}.{src,tgt}`` (valid = Flores dev, test = Flores devtest)
    for ``fairseq-preprocess --joined-dictionary``; ``text/flores/devtest.{en,nl}`` kept
    as plain text for sacrebleu (:func:`write_references`, with its own manifest);
    ``raw/codec.json`` + ``raw/bpe.codes`` describe the encoding so
    that test inputs are encoded and translations decoded the same way
-   (:class:`Codec`; fairseq's ``--tokenizer moses --bpe subword_nmt --bpe-codes``
-   read the same files).
+   (:class:`Codec`).
 
 Flores-101 is read from its release layout: ``dev/eng.dev``, ``dev/nld.dev``,
 ``devtest/eng.devtest``, ``devtest/nld.devtest`` under the folder given.  The corpus
@@ -45,7 +51,12 @@ from compsuite.data_prep.common.io import (DataError, aligned_pairs, atomic_open
 from compsuite.data_prep.common.manifest import is_complete, write_manifest
 
 GENERATOR = "paradox.opus"
-VERSION = "1"
+VERSION = "2"      # 2: tokenizer.perl's defaults (no -a, no normalisation); shared BPE codes
+CODES_GENERATOR = "paradox.opus.bpe"
+#: Moses tokenisation as the authors' ``tokenizer.perl -q -l en`` (binarise_data.sh):
+#: tokenizer.perl's defaults, XML escaping on and aggressive hyphen splitting off; no
+#: ``normalize-punctuation.perl`` before it
+TOKENIZE = {"normalize_punctuation": False, "aggressive_dash_splits": False, "escape": True}
 SIZES = {"small": "one million pairs", "medium": "one eighth of the corpus",
          "full": "the whole corpus"}
 SMALL_PAIRS = 1_000_000
@@ -74,8 +85,7 @@ class Codec:
 
     @staticmethod
     def write(folder: Path, source: str, target: str, codes: str) -> dict:
-        spec = {"tokenizer": "moses", "normalize_punctuation": True,
-                "aggressive_dash_splits": True, "escape": True,
+        spec = {"tokenizer": "moses", **TOKENIZE,
                 "bpe": "subword_nmt", "bpe_codes": codes, "separator": "@@",
                 "source_lang": source, "target_lang": target}
         with atomic_open(folder / CODEC) as fh:
@@ -84,13 +94,11 @@ class Codec:
         return spec
 
     def tokenize(self, line: str, lang: str) -> str:
+        """Moses tokenisation with the folder's settings (a folder written before
+        version 2 normalised punctuation and split hyphens: its codec says so)."""
         if lang not in self._tok:
-            from sacremoses import MosesPunctNormalizer, MosesTokenizer
-
-            self._tok[lang] = (MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang))
-        norm, tok = self._tok[lang]
-        return tok.tokenize(norm.normalize(line), aggressive_dash_splits=True,
-                            return_str=True, escape=True)
+            self._tok[lang] = _tokenizers((lang,))[lang]
+        return _tokenize(line, self._tok[lang], self.spec)
 
     def bpe(self, line: str) -> str:
         if self._bpe is None:
@@ -145,11 +153,22 @@ class CodecTranslator:
 _WORKER: dict = {}
 
 
-def _init_worker(folder: str | None, langs: tuple[str, str]) -> None:
+def _tokenizers(langs) -> dict:
     from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
-    _WORKER["tok"] = {lang: (MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang))
-                      for lang in langs}
+    return {lang: (MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang)) for lang in langs}
+
+
+def _tokenize(text: str, tools, spec: dict) -> str:
+    norm, tok = tools
+    if spec.get("normalize_punctuation"):
+        text = norm.normalize(text)
+    return tok.tokenize(text, aggressive_dash_splits=bool(spec.get("aggressive_dash_splits")),
+                        return_str=True, escape=bool(spec.get("escape", True)))
+
+
+def _init_worker(folder: str | None, langs: tuple[str, str]) -> None:
+    _WORKER["tok"] = _tokenizers(langs)
     _WORKER["bpe"] = None
     if folder:
         from subword_nmt.apply_bpe import BPE
@@ -162,9 +181,8 @@ def _tokenize_chunk(chunk: list[tuple[str, str]]) -> list[tuple[str, str]]:
     out = []
     for pair in chunk:
         sides = []
-        for text, (norm, tok) in zip(pair, _WORKER["tok"].values()):
-            sides.append(tok.tokenize(norm.normalize(text), aggressive_dash_splits=True,
-                                      return_str=True, escape=True))
+        for text, tools in zip(pair, _WORKER["tok"].values()):
+            sides.append(_tokenize(text, tools, TOKENIZE))
         out.append(tuple(sides))
     return out
 
@@ -242,18 +260,87 @@ def _clean(en: str, nl: str, max_len: int, ratio: float) -> str | None:
     return None
 
 
+def _cleaned(pairs, jobs: int, max_len: int, ratio: float, dropped: Counter):
+    """The tokenised pairs that clean-corpus-n keeps, in order (``dropped`` counts the
+    others per reason)."""
+    for chunk in _mapped(_tokenize_chunk, _chunks(pairs), jobs, (None, ("en", "nl"))):
+        kept = []
+        for x, y in chunk:
+            why = _clean(x, y, max_len, ratio)
+            if why:
+                dropped[why] += 1
+            else:
+                kept.append((x, y))
+        yield len(chunk), kept
+
+
+def learn_codes(en: str | Path, nl: str | Path, out: str | Path, *, merges: int = 60000,
+                max_len: int = 250, ratio: float = 1.5, jobs: int = 1, show: bool = True,
+                vocab: Counter | None = None) -> dict:
+    """``out/bpe.codes``: ``merges`` BPE merges learnt jointly on both sides of the whole
+    corpus (tokenised and cleaned as :func:`prepare` does), the one code file every
+    size applies (the authors' ``binarise_data.sh`` applies one ``bpe.60000`` to all
+    three); reused when its manifest matches.  ``vocab``: the whole corpus's token
+    counts when the caller has them (``full`` prepares every pair anyway)."""
+    from tqdm import tqdm
+
+    out = Path(out)
+    args = {"en": str(Path(en).resolve()), "nl": str(Path(nl).resolve()), "merges": merges,
+            "max_len": max_len, "ratio": ratio}
+    if is_complete(out, CODES_GENERATOR, args, version=VERSION):
+        return json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    out.mkdir(parents=True, exist_ok=True)
+    dropped: Counter = Counter()
+    if vocab is None:
+        vocab = Counter()
+        bar = tqdm(desc="tokenise the whole OPUS corpus for its BPE codes", unit="pair",
+                   disable=not show)
+        for n, kept in _cleaned((p[1:] for p in aligned_pairs(en, nl)), jobs, max_len, ratio,
+                                dropped):
+            for x, y in kept:
+                vocab.update(x.split())
+                vocab.update(y.split())
+            bar.update(n)
+        bar.close()
+    if not vocab:
+        raise DataError(f"{en}: no training pair is left after cleaning ({dict(dropped)})")
+    _learn(vocab, merges, out / "bpe.codes", show)
+    return write_manifest(out, generator=CODES_GENERATOR, generator_version=VERSION, seed=None,
+                          args=args, files=["bpe.codes"],
+                          statistics={"token_types": len(vocab)},
+                          extra={"encoding": dict(TOKENIZE)}, packages=PACKAGES)
+
+
+def _learn(vocab: Counter, merges: int, path: Path, show: bool) -> None:
+    import contextlib
+
+    from subword_nmt.learn_bpe import learn_bpe
+
+    if show:
+        print(f"learning {merges} BPE merges on {len(vocab)} token types", file=sys.stderr,
+              flush=True)
+    words = io.StringIO("".join(f"{w} {c}\n" for w, c in sorted(vocab.items())))
+    quiet = contextlib.nullcontext() if show else contextlib.redirect_stderr(io.StringIO())
+    with atomic_open(path) as fh, quiet:      # (its progress bar)
+        learn_bpe(words, fh, merges, min_frequency=2, is_dict=True)
+
+
 def prepare(en: str | Path, nl: str | Path, flores: str | Path, out: str | Path, *,
             size: str = "small", seed: int = 1, merges: int = 60000, max_len: int = 250,
             ratio: float = 1.5, small_pairs: int = SMALL_PAIRS, jobs: int = 1,
-            show: bool = True) -> dict:
-    """Write the folder described in the module docstring; return its manifest."""
-    from subword_nmt.learn_bpe import learn_bpe
+            codes: str | Path | None = None, show: bool = True) -> dict:
+    """Write the folder described in the module docstring; return its manifest.
+    ``codes``: the folder of the whole corpus's BPE codes (:func:`learn_codes`), shared
+    by the sizes (default ``out/bpe-codes``)."""
+    import shutil
+
     from tqdm import tqdm
 
     if size not in SIZES:
         raise DataError(f"unknown size '{size}' ({', '.join(SIZES)})")
     out = Path(out)
     raw = out / "raw"
+    codes = Path(codes) if codes is not None else out / "bpe-codes"
     args = {"en": str(Path(en).resolve()), "nl": str(Path(nl).resolve()),
             "flores": str(Path(flores).resolve()), "size": size, "seed": seed,
             "merges": merges, "max_len": max_len, "ratio": ratio, "small_pairs": small_pairs}
@@ -280,31 +367,23 @@ def prepare(en: str | Path, nl: str | Path, flores: str | Path, out: str | Path,
     kept = 0
     bar = tqdm(total=selected, desc=f"tokenise OPUS {size}", unit="pair", disable=not show)
     with atomic_open(out / "tok" / "train.en") as fe, atomic_open(out / "tok" / "train.nl") as fn:
-        for chunk in _mapped(_tokenize_chunk, _chunks(chosen()), jobs, (None, ("en", "nl"))):
-            for x, y in chunk:
-                why = _clean(x, y, max_len, ratio)
-                if why:
-                    dropped[why] += 1
-                    continue
+        for n, pairs in _cleaned(chosen(), jobs, max_len, ratio, dropped):
+            for x, y in pairs:
                 fe.write(x + "\n")
                 fn.write(y + "\n")
                 vocab.update(x.split())
                 vocab.update(y.split())
                 kept += 1
-            bar.update(len(chunk))
+            bar.update(n)
     bar.close()
     if kept == 0:
         raise DataError(f"{en}: no training pair is left after cleaning ({dict(dropped)})")
 
-    if show:
-        print(f"learning {merges} BPE merges on {len(vocab)} token types", file=sys.stderr,
-              flush=True)
-    words = io.StringIO("".join(f"{w} {c}\n" for w, c in sorted(vocab.items())))
-    import contextlib
-
-    quiet = contextlib.nullcontext() if show else contextlib.redirect_stderr(io.StringIO())
-    with atomic_open(raw / "bpe.codes") as fh, quiet:      # (its progress bar)
-        learn_bpe(words, fh, merges, min_frequency=2, is_dict=True)
+    # one code file for every size, learnt on the whole corpus (whose token counts are
+    # the ones just made when this size keeps every pair)
+    shared = learn_codes(en, nl, codes, merges=merges, max_len=max_len, ratio=ratio, jobs=jobs,
+                         show=show, vocab=vocab if mask is None else None)
+    shutil.copyfile(codes / "bpe.codes", raw / "bpe.codes")
     Codec.write(raw, "en", "nl", "bpe.codes")
 
     counts = {"corpus_pairs": n_total, "selected_pairs": selected, "train": kept}
@@ -336,7 +415,10 @@ def prepare(en: str | Path, nl: str | Path, flores: str | Path, out: str | Path,
                     "mean_tokens": {s: _mean_len(out / "tok" / f"train.{s}")
                                     for s in ("en", "nl")}},
         extra={"flores": {s: [str(a), str(b)] for s, (a, b) in splits_flores.items()},
-               "encoding": codec.spec},
+               "encoding": codec.spec,
+               "bpe_codes": {"folder": str(codes.resolve()),
+                             "learnt_on": "the whole corpus",
+                             "sha256": shared["sha256"]["bpe.codes"]}},
         packages=PACKAGES)
 
 
@@ -381,11 +463,14 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--small-pairs", type=positive_int, default=SMALL_PAIRS,
                     help="pairs in the small setup (1,000,000)")
     ap.add_argument("--jobs", type=positive_int, default=1, help="tokenising processes")
+    ap.add_argument("--codes", metavar="DIR",
+                    help="the folder of the whole corpus's BPE codes, shared by the sizes "
+                         "(learnt there once; default OUT/bpe-codes)")
 
 
 def run(a: argparse.Namespace) -> int:
     m = prepare(a.en, a.nl, a.flores, a.out, size=a.size, seed=a.seed, merges=a.merges,
-                small_pairs=a.small_pairs, jobs=a.jobs)
+                small_pairs=a.small_pairs, jobs=a.jobs, codes=a.codes)
     for k, v in m["counts"].items():
         print(f"{k}: {v}", file=sys.stderr)
     for k, v in m["dropped"].items():
