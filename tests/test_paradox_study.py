@@ -184,4 +184,4 @@ def test_paper_config_runs_one_update(tmp_path):
                      weights_only=False)["cfg"]["model"]
     assert (cfg.arch, cfg.encoder_layers, cfg.decoder_layers, cfg.encoder_embed_dim,
             cfg.encoder_ffn_embed_dim, cfg.encoder_attention_heads, cfg.share_all_embeddings,
-            cfg.dropout) == ("transformer_wmt_en_de", 6, 6, 512, 2048, 8, True, 0.3)
+            cfg.dropout) == ("transformer_wmt_en_de", 6, 6, 512, 2048, 8, True, 0.1)
