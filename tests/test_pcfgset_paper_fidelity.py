@@ -119,7 +119,7 @@ def test_onmt_runs_validate_and_keep_a_checkpoint_every_epoch_for_25_epochs(run)
 
 
 def test_paper_profile_scores_the_best_onmt_checkpoint_and_decodes_as_the_authors():
-    assert PAPER.settings.onmt_checkpoint == "best_valid_accuracy"
+    assert PAPER.settings.onmt_checkpoint == "select_model_py"
     for name in ("quick", "tiny"):
         assert STUDY.profile(name).settings.onmt_checkpoint == "last"
     gen = {**STUDY.generation, **PAPER.generation}
@@ -241,6 +241,21 @@ def test_the_first_of_equal_best_checkpoints_is_scored(tmp_path):
         best_onmt_checkpoint(tmp_path, [c for c in ckpts if c[0] != 2494])
 
 
+def test_select_model_py_keeps_the_checkpoint_before_the_best(tmp_path):
+    """select_model.py:43 takes np.argmax(val_accs) * steps: with validations at 1247,
+    2494 and 3741 and the best at 2494 (index 1), it keeps step 1247; a best at the
+    first validation (index 0, no step-0 model) keeps the first."""
+    from compsuite.eval.pcfgset.checkpoint_selection import best_onmt_checkpoint
+
+    (tmp_path / "train.log").write_text(LOG)
+    ckpts = [(s, tmp_path / f"model_step_{s}.pt") for s in (1247, 2494, 3741, 3745)]
+    sel = best_onmt_checkpoint(tmp_path, ckpts, "select_model_py")
+    assert (sel["step"], sel["best_step"], sel["valid_accuracy"]) == (1247, 2494, 61.5)
+    first = LOG.replace("61.5", "99.0")
+    (tmp_path / "train.log").write_text(first)
+    assert best_onmt_checkpoint(tmp_path, ckpts, "select_model_py")["step"] == 1247
+
+
 def test_selection_reads_a_real_opennmt_log(tiny_runs):
     """OpenNMT-py's own log (the session's tiny LSTMS2S: the paper's lstm.yaml, with its
     50-token filter on training and validation data, shrunk to 12 steps with a
@@ -277,9 +292,11 @@ def test_the_study_scores_and_records_the_selected_checkpoint(tmp_path, monkeypa
     ctx = Context(STUDY, PAPER, unit, STUDY.run("lstms2s-onmt"), tmp_path, fake_data(), last,
                   fake_data(), {"checkpoint": last}, {}, False)
     result = STUDY.evaluate(ctx)
-    best = str(tmp_path / "checkpoints" / "model_step_2494.pt")
-    assert seen == {"checkpoint": best, "trained": best}
-    assert result["checkpoint"] == best and result["checkpoint_selection"]["step"] == 2494
+    # select_model.py's pick: the checkpoint validated before the best (2494)
+    kept = str(tmp_path / "checkpoints" / "model_step_1247.pt")
+    assert seen == {"checkpoint": kept, "trained": kept}
+    assert result["checkpoint"] == kept and result["checkpoint_selection"]["step"] == 1247
+    assert result["checkpoint_selection"]["best_step"] == 2494
     quick = Context(STUDY, STUDY.profile("quick"), unit, STUDY.run("lstms2s-onmt"), tmp_path,
                     fake_data(), last, fake_data(), {"checkpoint": last}, {}, False)
     assert "checkpoint" not in STUDY.evaluate(quick)

@@ -16,8 +16,9 @@ YAML (``compsuite/experiments/pcfgset.yaml``), besides the keys every study has
   for this test, per toolkit and under ``profiles:`` per profile;
 * in a profile (:class:`Options`): ``dataset``, ``test_runs`` (the runs that take
   the tests; by default those in the toolkit the paper used) and ``onmt_checkpoint``
-  (which checkpoint of an OpenNMT-py run is scored: ``last``, or
-  ``best_valid_accuracy`` as the authors' ``select_model.py``;
+  (which checkpoint of an OpenNMT-py run is scored: ``last``; ``select_model_py``, the
+  one the authors' ``select_model.py`` keeps, validated just before the best; or
+  ``best_valid_accuracy``;
   :mod:`compsuite.eval.pcfgset.checkpoint_selection`).
 
 Units: ``task/<run>/seed<S>`` (train on the task corpus, predict with the toolkit's
@@ -48,7 +49,7 @@ import compsuite.eval.pcfgset.evaluations  # noqa: F401  (registers the evaluati
 
 MODELS = ("own", "base")
 #: which checkpoint of a trained OpenNMT-py run is scored
-OnmtCheckpoint = Literal["last", "best_valid_accuracy"]
+OnmtCheckpoint = Literal["last", "select_model_py", "best_valid_accuracy"]
 #: the choices of a dataset's ``config`` and of a test's ``split``
 ConfigName = Literal[tuple(CONFIGS)]
 SplitName = Literal[tuple(TESTS)]
@@ -210,16 +211,17 @@ class PCFGSet(Study):
                 "checkpoint_selection": selected}
 
     def select_checkpoint(self, ctx: Context) -> tuple[Context, dict | None]:
-        """A trained OpenNMT-py unit under ``onmt_checkpoint: best_valid_accuracy``:
-        the context with the checkpoint of the best validation accuracy, and how it was
-        chosen; otherwise the context as it is (the last checkpoint; fairseq runs bring
+        """A trained OpenNMT-py unit under ``onmt_checkpoint: best_valid_accuracy`` or
+        ``select_model_py``: the context with the checkpoint chosen by the validation
+        accuracies, and how it was chosen; otherwise the context as it is (the last checkpoint; fairseq runs bring
         their ``checkpoint_best.pt``)."""
         if (not ctx.unit.trains or ctx.run.toolkit != "onmt"
-                or ctx.profile.settings.onmt_checkpoint != "best_valid_accuracy"):
+                or ctx.profile.settings.onmt_checkpoint == "last"):
             return ctx, None
         from compsuite.eval.pcfgset.checkpoint_selection import best_onmt_checkpoint
 
-        selected = best_onmt_checkpoint(ctx.run_dir, ctx.backend.checkpoints(ctx.run_dir))
+        selected = best_onmt_checkpoint(ctx.run_dir, ctx.backend.checkpoints(ctx.run_dir),
+                                        ctx.profile.settings.onmt_checkpoint)
         trained = {**(ctx.trained or {}), "checkpoint": selected["checkpoint"]}
         return replace(ctx, checkpoint=selected["checkpoint"], trained=trained), selected
 

@@ -1,5 +1,14 @@
-"""Which OpenNMT-py checkpoint of a PCFG SET run is scored (the paper profile's
-``onmt_checkpoint: best_valid_accuracy``).
+"""Which OpenNMT-py checkpoint of a PCFG SET run is scored (a profile's
+``onmt_checkpoint``: ``select_model_py`` in the paper profile, or
+``best_valid_accuracy``).
+
+``select_model.py`` takes ``np.argmax(val_accs) * steps`` (line 43): the first
+validation is at step ``steps``, not 0, so the checkpoint it keeps is the one saved one
+validation *before* the best.  That is how the authors' scored models were chosen, so
+the paper profile follows it (``select_model_py``); when the best is the first
+validation the script would look for a step-0 model that does not exist, and the first
+checkpoint is taken.  ``best_valid_accuracy`` takes the best itself, as the script's
+comment and section 6.3.1 describe it.
 
 The authors trained with a validation and a checkpoint at the end of every epoch and
 kept the checkpoint of the highest "Validation accuracy" in the training log
@@ -53,10 +62,15 @@ def validation_accuracies(lines: Iterable[str]) -> dict[int, float]:
     return out
 
 
-def best_onmt_checkpoint(run_dir: Path, checkpoints: list[tuple[int, Path]]) -> dict:
+def best_onmt_checkpoint(run_dir: Path, checkpoints: list[tuple[int, Path]],
+                         rule: str = "best_valid_accuracy") -> dict:
     """The checkpoint with the best validation accuracy in ``run_dir/train.log`` among
-    ``checkpoints`` ((step, path), as the backend lists them): ``checkpoint``, ``step``,
-    ``valid_accuracy`` and every validated step's accuracy (``by_step``)."""
+    ``checkpoints`` ((step, path), as the backend lists them), or with ``rule``
+    ``select_model_py`` the one validated just before it: ``checkpoint``, ``step``,
+    ``valid_accuracy``, ``best_step`` and every validated step's accuracy
+    (``by_step``)."""
+    if rule not in ("best_valid_accuracy", "select_model_py"):
+        raise ConfigError(f"onmt_checkpoint: unknown rule {rule!r}")
     log = Path(run_dir) / "train.log"
     if not log.is_file():
         raise ToolkitError(f"{log} is missing: the validation accuracies that select the "
@@ -68,11 +82,16 @@ def best_onmt_checkpoint(run_dir: Path, checkpoints: list[tuple[int, Path]]) -> 
                            "valid_steps equal to save_checkpoint_steps")
     on_disk = dict(checkpoints)
     # the first of equal maxima, in step order (as numpy.argmax in select_model.py)
-    best = max(sorted(accs), key=lambda step: accs[step])
+    best_step = max(sorted(accs), key=lambda step: accs[step])
+    best = best_step
+    if rule == "select_model_py":
+        steps = sorted(accs)
+        best = steps[max(steps.index(best_step) - 1, 0)]
     if best not in on_disk:
         raise ConfigError(f"{run_dir}: the checkpoint of step {best} (best validation "
                           f"accuracy {accs[best]}) was not kept; train with "
                           "keep_checkpoint: -1 to select it")
     return {"checkpoint": str(on_disk[best]), "step": best, "valid_accuracy": accs[best],
+            "best_step": best_step, "rule": rule,
             "by_step": {str(step): accs[step] for step in sorted(accs)},
             "criterion": "onmt validation accuracy (teacher-forced tokens)"}
