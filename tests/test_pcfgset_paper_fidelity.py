@@ -301,3 +301,39 @@ def test_the_study_scores_and_records_the_selected_checkpoint(tmp_path, monkeypa
                     fake_data(), last, fake_data(), {"checkpoint": last}, {}, False)
     assert "checkpoint" not in STUDY.evaluate(quick)
     assert seen["checkpoint"] == last
+
+
+def test_paper_decoding_has_the_2018_length_penalty(tmp_path):
+    """OpenNMT-py of November 2018 ranked beam hypotheses without a length penalty
+    (onmt/opts.py:546 'none'); 3.5's default is 'avg': the paper profile asks for
+    none, onmt_translate is told so, and a wrong value is refused by name."""
+    from compsuite.errors import ConfigError
+    from compsuite.eval.translators.onmt_backend import length_penalty_args
+
+    assert PAPER.generation["length_penalty"] == "none"
+    assert length_penalty_args("none") == ["-length_penalty", "none"]
+    assert length_penalty_args(None) == []
+    with pytest.raises(ConfigError, match="generation.length_penalty must be one of"):
+        length_penalty_args("average")
+
+
+def test_onmt_translate_is_told_the_length_penalty(tmp_path, monkeypatch):
+    import compsuite.toolkits.onmt as onmt
+    from compsuite.toolkits import get_backend
+    from compsuite.toolkits.base import Dataset
+
+    seen = []
+
+    def fake_run(cmd, log, what):
+        seen.append(cmd)
+        (Path(cmd[cmd.index("-output") + 1])).write_text("x\n")
+    monkeypatch.setattr(onmt, "run_logged", fake_run)
+    data = Dataset(tmp_path / "d", ("train", "test"), "fake")
+    (data.root / "onmt").mkdir(parents=True)
+    data.formats["onmt"] = data.root / "onmt"
+    generation = {**STUDY.generation, **PAPER.generation}
+    get_backend("onmt").predict({"checkpoint": "m.pt"}, data, "test", generation,
+                                tmp_path, show=False)
+    cmd = seen[0]
+    assert cmd[cmd.index("-length_penalty") + 1] == "none"
+    assert cmd[cmd.index("-beam_size") + 1] == "5"

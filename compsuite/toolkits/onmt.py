@@ -135,7 +135,7 @@ class OnmtBackend(Backend):
         out = run_dir / f"pred-{split}.txt"
         if out.is_file():
             return out
-        from compsuite.eval.translators.onmt_backend import NO_LENGTH_RATIO
+        from compsuite.eval.translators.onmt_backend import NO_LENGTH_RATIO, length_penalty_args
 
         tmp = out.with_name(out.name + ".tmp")
         cmd = toolkit_command("onmt_translate") + [
@@ -143,6 +143,7 @@ class OnmtBackend(Backend):
             "-output", str(tmp), "-beam_size", str(generation.get("beam", 1)),
             "-batch_size", str(generation.get("batch_size", 256)),
             "-max_length", str(generation.get("max_length", 512)), *NO_LENGTH_RATIO,
+            *length_penalty_args(generation.get("length_penalty")),
         ]
         if cuda_available():
             cmd += ["-gpu", "0"]
@@ -173,7 +174,8 @@ class OnmtBackend(Backend):
                                 lambda: OnmtTranslator(
                                     Path(checkpoint), generation.get("batch_size", 256),
                                     generation.get("max_length", 512),
-                                    beam=generation.get("beam", 1)))
+                                    beam=generation.get("beam", 1),
+                                    length_penalty=generation.get("length_penalty")))
 
 
 BACKEND = OnmtBackend()

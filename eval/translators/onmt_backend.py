@@ -12,11 +12,26 @@ from pathlib import Path
 #: caps at ``max_length`` alone, as fairseq (``--max-len-a 0``) and the OpenNMT-py of
 #: the papers did.
 NO_LENGTH_RATIO = ("-max_length_ratio", "0")
+#: the beam's length penalty (a profile's ``generation: {length_penalty: ...}``):
+#: OpenNMT-py 3.5's default is ``avg``; the OpenNMT-py of 2018 had none
+LENGTH_PENALTIES = ("none", "wu", "avg")
+
+
+def length_penalty_args(value: str | None) -> list[str]:
+    """``-length_penalty VALUE`` for onmt_translate, nothing for None (its default)."""
+    if value is None:
+        return []
+    if value not in LENGTH_PENALTIES:
+        from compsuite.errors import ConfigError
+
+        raise ConfigError(f"generation.length_penalty must be one of "
+                          f"{', '.join(LENGTH_PENALTIES)}, not {value!r}")
+    return ["-length_penalty", value]
 
 
 class OnmtTranslator:
     def __init__(self, checkpoint: Path, batch_size: int = 256, max_length: int = 512,
-                 beam: int = 1):
+                 beam: int = 1, length_penalty: str | None = None):
         from compsuite.toolkit_noise import import_toolkit
 
         import_toolkit("onmt")    # first: OpenNMT-py's import-time warnings kept off the terminal
@@ -34,7 +49,7 @@ class OnmtTranslator:
             "-model", str(checkpoint), "-src", "<in-memory>", "-output", os.devnull,
             "-beam_size", str(beam),
             "-batch_size", str(batch_size), "-max_length", str(max_length),
-            *NO_LENGTH_RATIO])
+            *NO_LENGTH_RATIO, *length_penalty_args(length_penalty)])
         ArgumentParser.validate_translate_opts(opt)
         ArgumentParser._get_all_transform_translate(opt)
         ArgumentParser._validate_transforms_opts(opt)
