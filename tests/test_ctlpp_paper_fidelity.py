@@ -159,6 +159,12 @@ def test_table1_leaves_out_runs_that_did_not_converge():
     assert row["seeds_kept"] == list(range(2, 27)) and row["seeds_run"] == 39
     assert row["ood"][:2] == [1.0, 0.9] and len(row["ood_every_seed"]) == 39
     assert "(14 of 39 left out)" in md
+    report = {"table1": []}
+    md = table1_section({"bilstm": {"paper_name": "Bi-LSTM"}},
+                        {("bilstm", "A"): [run(1, 0.2, 0.1), run(2, 0.4, 0.3)]}, ["A"],
+                        paper_numbers("ctlpp"), report)
+    assert "| (0.30 ± 0.14) | (0.20 ± 0.14) | – (2 of 2 left out) |" in md
+    assert report["table1"][0]["seeds"] == 0
 
 
 def test_every_training_seed_reads_the_same_data(tmp_path):

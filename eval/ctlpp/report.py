@@ -72,7 +72,8 @@ def header(study, profile: str, published: dict, report: dict) -> list[str]:
           f"exceeds {THRESHOLD:.0%}. As the authors' code makes Table 1, a seed whose IID "
           f"accuracy is at most {CONVERGED_IID} did not converge and is left out, and the "
           f"first {TABLE1_SEEDS} of the others count (report.json also lists every "
-          "seed).\n"]
+          "seed); a cell in parentheses is the mean over seeds none of which "
+          "converged.\n"]
     prof = study.profile(profile)
     task = CTLConfig(**dataclasses.asdict(prof.settings.data)).as_args()
     task.pop("variant")
@@ -108,7 +109,12 @@ def table1_section(archs: dict, groups: dict, variants: list[str], published: di
             p_iid = paper["iid"].get(a, {}).get(v)
             p_ood = paper["ood"].get(a, {}).get(v)
             p_share = success["values"].get(a, {}).get(v)
-            row += [mean_std_cell(iid), mean_std_cell(ood),
+            if not rs and every:   # no seed converged: every seed's, marked as such
+                iid_cell = f"({mean_std_cell([r['test_iid']['accuracy'] for r in every])})"
+                ood_cell = f"({mean_std_cell([r['test_ood']['accuracy'] for r in every])})"
+            else:
+                iid_cell, ood_cell = mean_std_cell(iid), mean_std_cell(ood)
+            row += [iid_cell, ood_cell,
                     ("–" if share is None else f"{share:.0%} of {len(ood)}")
                     + (f" ({left_out} of {len(every)} left out)" if left_out else ""),
                     _published(p_iid), _published(p_ood),
