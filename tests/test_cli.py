@@ -196,11 +196,14 @@ def test_ctlpp_generate_cli_scaled_task_and_bad_config(tmp_path):
     m = json.loads((out / "manifest.json").read_text())
     assert len(m["functions"]) == 16 and m["args"]["max_length"] == 3 and m["seed"] == 3
     assert {len(line.split("\t")[0].split()) - 1
-            for line in (out / "train.tsv").read_text().splitlines()} == {1, 2, 3}
+            for line in (out / "train.tsv").read_text().splitlines()} == {2, 3}   # no singles
     r = run(["data", "ctlpp", "generate", "--variant", "A", "--out", str(tmp_path / "B"),
              "--n-functions", "15", "--quiet"])
     assert r.returncode != 0 and "n_functions must be even" in r.stderr
     assert "Traceback" not in r.stderr
+    r = run(["data", "ctlpp", "generate", "--variant", "A", "--out", str(tmp_path / "C"),
+             "--n-train", "20000", "--n-functions", "8", "--max-length", "3", "--quiet"])
+    assert r.returncode != 0 and "holds at most" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_ctlpp_bad_jobs_fails_before_any_work(tmp_path):
