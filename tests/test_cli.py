@@ -164,7 +164,9 @@ def test_run_selects_runs_and_parts(monkeypatch, capsys):
     assert planned == [["task/lstms2s-onmt/seed1", "localism/lstms2s-onmt/seed1"]]
     planned.clear()
     assert cli.main(["run", "ctlpp", "--parts", "grid", "--quiet"]) == 0
-    assert len(planned[0]) == 9 and all(p.startswith("S-f") for p in planned[0])
+    # the quick grid: K in {4, 8} functions x M in {2, 4, 6} shared symbols, one run, one seed
+    assert sorted(planned[0]) == ["S-f%d-s%d/bilstm-s-fairseq/seed1" % (k, m)
+                                  for k in (4, 8) for m in (2, 4, 6)]
 
 
 def test_a_bug_keeps_its_traceback(monkeypatch):

@@ -1,5 +1,6 @@
 """The README and the docs name only paths that exist; the README's commands run
-(their --help)."""
+(their --help). A path written `repo:path` names a file of another
+repository (an original study's code) and is not checked."""
 import re
 import subprocess
 import sys
@@ -18,7 +19,7 @@ TOP = ("compsuite", "data_prep", "eval", "fairseq_plugins", "onmt_configs", "ben
 def _paths():
     found = set()
     for text in DOCS:
-        for m in re.finditer(r"(?<![\w/.-])((?:%s)/[\w./<>-]*)" % "|".join(map(re.escape, TOP)), text):
+        for m in re.finditer(r"(?<![\w/.:-])((?:%s)/[\w./<>-]*)" % "|".join(map(re.escape, TOP)), text):
             path = m.group(1).rstrip(".,:)")
             if "<" in path or "*" in path:  # a pattern such as experiments/<study>.yaml
                 path = path.split("<")[0].split("*")[0]
