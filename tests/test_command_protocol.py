@@ -112,6 +112,37 @@ def test_protocol_errors_name_the_program_and_what_it_did(tmp_path, body, messag
     m.close()
 
 
+def test_an_answer_that_is_not_utf8_names_the_program_and_the_request(tmp_path, capsys):
+    """A program that prints Latin-1 is refused, naming its request and the inputs it
+    answered (it was read as U+FFFD and scored); the stderr it writes is still quoted,
+    and answer lines ending in \\r\\n are read as lines."""
+    from compsuite.cli import main
+
+    cmd = program(tmp_path, """
+        n = 0
+        def answer(r):
+            global n
+            n += 1
+            text = "caf\\u00e9" if n == 2 else "cafe"
+            line = json.dumps({"outputs": [text] * len(r["inputs"])}, ensure_ascii=False)
+            sys.stdout.buffer.write(line.encode("latin-1") + b"\\r\\n")
+            sys.stdout.flush()
+        """)
+    with CommandModel(cmd, batch_size=2) as m:
+        with pytest.raises(CommandError) as e:
+            m.translate(["a", "b", "c", "d"])
+    assert str(e.value).startswith(f"command:{cmd}: its answer to translate request 2 "
+                                   "(inputs 3-4 of this call) is not valid UTF-8 (byte 0xe9")
+    unrolled = tmp_path / "unrolled.tsv"
+    unrolled.write_text("unrolled\tappend C1 M1 , H1 K1\t*1\n"
+                        "unrolled\tswap_first_last *1\tK1 M1 H1 C1\n"
+                        "original\tswap_first_last append C1 M1 , H1 K1\tK1 M1 H1 C1\n")
+    assert main(["eval", "pcfgset", "localism", "--model-cmd", cmd, "--unrolled",
+                 str(unrolled), "--json"]) == 1
+    err = capsys.readouterr().err
+    assert "request 2" in err and "not valid UTF-8" in err and "Traceback" not in err
+
+
 def test_a_missing_program_is_one_clear_error():
     with pytest.raises(CommandError, match="no such program 'no-such-model-program'"):
         CommandModel("no-such-model-program --x").translate(["a"])

@@ -19,9 +19,10 @@ after each answer and exits when its stdin closes; what it writes to stderr is k
 (the last lines are quoted when it fails).  The page ``docs/command_protocol.md`` has
 an example program.
 
-A program that exits, answers something that is not a JSON object, answers the wrong
-number of items, or takes longer than ``timeout`` seconds for one batch is a
-:class:`CommandError` naming the program and what it did.  Like the toolkit
+Requests and answers are UTF-8.  A program that exits, answers a line that is not
+UTF-8 (named by its request) or not a JSON object, answers the wrong number of items,
+or takes longer than ``timeout`` seconds for one batch is a :class:`CommandError`
+naming the program and what it did.  Like the toolkit
 translators, a model counts ``calls`` (``translate``/``predict`` calls of the test) and
 ``batches`` (requests sent), and moves ``progress`` after each batch.
 """
@@ -148,12 +149,12 @@ class CommandModel:
         out: list = []
         for i in range(0, len(inputs), self.batch_size):
             chunk = inputs[i:i + self.batch_size]
-            out += self._ask(task, chunk)
+            out += self._ask(task, chunk, i)
             if self.progress is not None:
                 self.progress(len(chunk))
         return out
 
-    def _ask(self, task: str, inputs: list) -> list:
+    def _ask(self, task: str, inputs: list, first: int = 0) -> list:
         from compsuite.processes import check_stop
 
         check_stop()
@@ -179,7 +180,20 @@ class CommandModel:
             raise self._timed_out(task, len(inputs), "answering") from None
         if line is None:
             raise self._failure(f"exited without answering a {task} request")
-        return self._outputs(line, task, len(inputs))
+        return self._outputs(self._decoded(line, task, first, len(inputs)), task, len(inputs))
+
+    def _decoded(self, raw: bytes, task: str, first: int, n: int) -> str:
+        """An answer line as text; one that is not UTF-8 is an error naming the request
+        (counted from the program's start) and the inputs it answered."""
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CommandError(
+                f"{self.name}: its answer to {task} request {self.batches} (inputs "
+                f"{first + 1}-{first + n} of this call) is not valid UTF-8 (byte "
+                f"0x{raw[e.start]:02x} at offset {e.start}: {e.reason}); the protocol's "
+                "lines are UTF-8 (in Python, sys.stdout.reconfigure(encoding='utf-8') "
+                "or json.dumps' default ensure_ascii=True)") from None
 
     def _timed_out(self, task: str, n: int, doing: str) -> CommandError:
         message = (f"{self.name}: no answer to a {task} request of {n} inputs within "
@@ -241,18 +255,19 @@ class CommandModel:
         try:
             proc = stack.enter_context(child(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
-                bufsize=1, cwd=self.cwd,
+                stderr=subprocess.PIPE, cwd=self.cwd,
                 env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env}))
         except FileNotFoundError:
             raise CommandError(f"{self.name}: no such program '{self.argv[0]}'") from None
         except PermissionError:
             raise CommandError(f"{self.name}: '{self.argv[0]}' is not executable") from None
         self._proc, self._stack = proc, stack
+        # answers are decoded one by one (bad UTF-8 names its request); stderr is only
+        # quoted, so what is not UTF-8 there is shown as U+FFFD
         self._readers = [threading.Thread(target=_pump, args=(proc.stdout, self._lines.put),
                                           daemon=True),
-                         threading.Thread(target=_pump, args=(proc.stderr, self._stderr.append),
-                                          daemon=True)]
+                         threading.Thread(target=_pump, args=(proc.stderr, _quoted(
+                             self._stderr.append)), daemon=True)]
         for t in self._readers:
             t.start()
         return proc
@@ -279,9 +294,10 @@ class CommandModel:
 
 
 def _send(stream, text: str, done) -> None:
-    """Write ``text`` to ``stream`` and flush; ``done(None)``, or ``done(error)``."""
+    """Write ``text`` to ``stream`` (binary) as UTF-8 and flush; ``done(None)``, or
+    ``done(error)``."""
     try:
-        stream.write(text)
+        stream.write(text.encode("utf-8"))
         stream.flush()
     except (OSError, ValueError) as e:   # a closed pipe: the program has exited
         done(e)
@@ -290,13 +306,19 @@ def _send(stream, text: str, done) -> None:
 
 
 def _pump(stream, put) -> None:
-    """Copy ``stream``'s lines to ``put``, then None at its end."""
+    """Copy ``stream``'s lines (bytes, without the line end) to ``put``, then None at
+    its end."""
     try:
         for line in stream:
-            put(line.rstrip("\n"))
+            put(line.rstrip(b"\n").rstrip(b"\r"))
     except (OSError, ValueError):
         pass
     put(None)
+
+
+def _quoted(put):
+    """``put`` for lines of bytes, given them as text (invalid UTF-8 replaced)."""
+    return lambda line: put(None if line is None else line.decode("utf-8", "replace"))
 
 
 def _pairs(inputs: Sequence) -> list:
