@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import random
 import statistics as st
 import sys
@@ -295,10 +296,9 @@ def _verify(split: str, lines: Sequence[_Line], n: int, report: dict) -> None:
     report[split] = {"checked": checked, "mismatches": mismatches, "examples": examples}
 
 
-def generate(out_dir: str | Path, seed: int = 1, *, restrictions: bool = True,
-             concatenation: bool = True, scale: float = 1.0, show: bool = True) -> dict:
-    """Write the four splits, ``gen_info.tsv`` and ``manifest.json`` into ``out_dir``;
-    return the manifest."""
+def _checked_out_dir(out_dir: str | Path, seed: int, scale: float) -> Path:
+    """``out_dir`` as a path, once the arguments, the patterns and the selectional
+    restrictions are found sound."""
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise DataError(f"seed must be an integer, not {seed!r}")
     if not (isinstance(scale, (int, float)) and 0 < scale <= 1):
@@ -310,82 +310,122 @@ def generate(out_dir: str | Path, seed: int = 1, *, restrictions: bool = True,
     problems = selection.check()
     if problems:
         raise DataError(f"selectional.tsv disagrees with the lexicon: {problems[:5]}")
-    start = time.perf_counter()
-    g = _Generator(seed, restrictions, scale, show)
+    return out_dir
 
-    phases: dict[str, float] = {}
-    clock = [time.process_time()]
 
-    def lap(name: str) -> None:
+class _Phases:
+    """CPU seconds per phase of the generation (the manifest's ``cpu_seconds``)."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self._last = time.process_time()
+
+    def lap(self, name: str) -> None:
         now = time.process_time()
-        phases[name] = round(now - clock[0], 2)
-        clock[0] = now
+        self.seconds[name] = round(now - self._last, 2)
+        self._last = now
 
+
+@dataclasses.dataclass
+class _Drawn:
+    """Every sentence of the dataset, by where it came from."""
+    gen: list[_Line]
+    dev: list[_Line]
+    test: list[_Line]
+    train_base: list[_Line]     # the in-distribution training sentences (some topicalised)
+    n_topic: int
+    exposures: list[_Line]
+    concat: list[_Line]
+    longest_gen: int            # words of the longest gen sentence
+    train: list[_Line]          # train_base, exposures and concat, shuffled
+
+    def splits(self) -> dict[str, list[_Line]]:
+        return {"train": self.train, "dev": self.dev, "test": self.test, "gen": self.gen}
+
+
+def _draw(g: _Generator, concatenation: bool, phases: _Phases) -> _Drawn:
+    """The sentences of every split, each phase drawing from its own random stream and
+    avoiding the sentences that an earlier phase gave to another split."""
     gen = g.gen()
-    lap("gen")
+    phases.lap("gen")
     gen_set = {x.en for x in gen}
     splits = g.pool(gen_set)
     train_base = splits["train"]
-    lap("in_distribution")
+    phases.lap("in_distribution")
     n_topic = g.topicalise(train_base)
     forbidden = gen_set | {x.en for k in ("dev", "test") for x in splits[k]}
     exposures = g.exposures(forbidden | {x.en for x in train_base})
-    lap("topicalisation_and_exposures")
+    phases.lap("topicalisation_and_exposures")
     longest_gen = max(n_words(x.en) for x in gen)
     concat: list[_Line] = []
     if concatenation:
         concat = g.concatenations(longest_gen, forbidden | {x.en for x in train_base}
                                   | {x.en for x in exposures})
-    lap("concatenation")
+    phases.lap("concatenation")
     train = train_base + exposures + concat
     g.rng("train_order").shuffle(train)
-    data = {"train": train, "dev": splits["dev"], "test": splits["test"], "gen": gen}
+    return _Drawn(gen=gen, dev=splits["dev"], test=splits["test"], train_base=train_base,
+                  n_topic=n_topic, exposures=exposures, concat=concat,
+                  longest_gen=longest_gen, train=train)
 
-    # no sentence in two splits (by construction; checked)
+
+def _check_disjoint(data: dict[str, list[_Line]]) -> None:
+    """No sentence in two splits (so by construction; checked)."""
     owner: dict[str, str] = {}
     for split, lines in data.items():
         for x in lines:
             if owner.setdefault(x.en, split) != split:
                 raise DataError(f"bug: {x.en!r} is in {owner[x.en]} and {split}")
 
-    verification: dict = {}
-    for split, lines in data.items():
-        _verify(split, lines, VERIFY_PER_SPLIT, verification)
-    lap("verification")
 
+def _write_splits(out_dir: Path, data: dict[str, list[_Line]]) -> list[str]:
+    """``<split>.txt`` and ``gen_info.tsv``; the names of the files written."""
     files = []
     for split, lines in data.items():
         write_lines(out_dir / f"{split}.txt", (f"{x.en}\t{x.ja}\t{x.pattern}" for x in lines))
         files.append(f"{split}.txt")
-    write_lines(out_dir / "gen_info.tsv", (x.info for x in gen))
+    write_lines(out_dir / "gen_info.tsv", (x.info for x in data["gen"]))
     files.append("gen_info.tsv")
+    return files
 
-    counts = {k: len(v) for k, v in data.items()}
-    per_pattern = collections.Counter(x.pattern for x in gen)
+
+def _statistics(g: _Generator, d: _Drawn, *, restrictions: bool, concatenation: bool,
+                phases: _Phases) -> dict:
+    """The manifest's ``statistics``: each split described, the training set's
+    composition, topicalisation, concatenation, the lexicon reached and the selectional
+    restrictions."""
+    data = d.splits()
     stats = {k: describe(v) for k, v in data.items()}
-    concat_lengths = [n_words(x.en) for x in concat]
-    train_topic = sum(1 for x in train if construction(x.tree) == "topic")
+    concat_lengths = [n_words(x.en) for x in d.concat]
+    train_topic = sum(1 for x in d.train if construction(x.tree) == "topic")
     stats["train_composition"] = {
-        "in_distribution": len(train_base) - n_topic, "topicalised": n_topic,
-        "exposures": len(exposures), "concatenated": len(concat)}
+        "in_distribution": len(d.train_base) - d.n_topic, "topicalised": d.n_topic,
+        "exposures": len(d.exposures), "concatenated": len(d.concat)}
     stats["topicalisation"] = {
         "rule": f"{TOPICALISED_SHARE:.0%} of the in-distribution training sentences whose "
                 "main-clause object (direct object or ditransitive theme) carries a PP, a "
                 "relative clause or an adjective are topicalised",
-        **g.topic_stats, "share_of_train": round(train_topic / len(train), 4),
-        "share_of_eligible": round(n_topic / max(1, g.topic_stats["eligible"]), 4)}
+        **g.topic_stats, "share_of_train": round(train_topic / len(d.train), 4),
+        "share_of_eligible": round(d.n_topic / max(1, g.topic_stats["eligible"]), 4)}
     stats["concatenation"] = {
-        "enabled": concatenation, "count": len(concat),
-        "share_of_train": round(len(concat) / len(train), 4),
-        "longest_gen_sentence_words": longest_gen,
+        "enabled": concatenation, "count": len(d.concat),
+        "share_of_train": round(len(d.concat) / len(d.train), 4),
+        "longest_gen_sentence_words": d.longest_gen,
         "min_words": min(concat_lengths, default=None),
         "max_words": max(concat_lengths, default=None)}
     stats["lexicon"] = _lexicon_reached(data)
-    lap("statistics")
+    phases.lap("statistics")
     stats["selectional_restrictions"] = {
         "enabled": restrictions, "compatibility_pairs": len(selection.pairs()),
         "relative_clause_heads_with_one_pair_only": g.fallbacks}
-    extra = {
+    return stats
+
+
+def _extra(gen: list[_Line], counts: dict[str, int], verification: dict, start: float,
+           phases: _Phases) -> dict:
+    """The manifest's sizes (paper and scaled), patterns, verification and timings."""
+    per_pattern = collections.Counter(x.pattern for x in gen)
+    return {
         "sizes": {"paper": {"train": 43_800, "dev": 5_000, "test": 5_000, "gen": P.GEN_TOTAL},
                   "scaled": counts},
         "per_pattern": {p.name: per_pattern[p.name] for p in P.PATTERNS},
@@ -396,8 +436,30 @@ def generate(out_dir: str | Path, seed: int = 1, *, restrictions: bool = True,
                      for p in P.PATTERNS},
         "verification": verification,
         "seconds": round(time.perf_counter() - start, 1),
-        "cpu_seconds": phases,
+        "cpu_seconds": phases.seconds,
     }
+
+
+def generate(out_dir: str | Path, seed: int = 1, *, restrictions: bool = True,
+             concatenation: bool = True, scale: float = 1.0, show: bool = True) -> dict:
+    """Write the four splits, ``gen_info.tsv`` and ``manifest.json`` into ``out_dir``;
+    return the manifest."""
+    out_dir = _checked_out_dir(out_dir, seed, scale)
+    start = time.perf_counter()
+    g = _Generator(seed, restrictions, scale, show)
+    phases = _Phases()
+    drawn = _draw(g, concatenation, phases)
+    data = drawn.splits()
+    _check_disjoint(data)
+    verification: dict = {}
+    for split, lines in data.items():
+        _verify(split, lines, VERIFY_PER_SPLIT, verification)
+    phases.lap("verification")
+    files = _write_splits(out_dir, data)
+    counts = {k: len(v) for k, v in data.items()}
+    stats = _statistics(g, drawn, restrictions=restrictions, concatenation=concatenation,
+                        phases=phases)
+    extra = _extra(drawn.gen, counts, verification, start, phases)
     args = {"seed": seed, "restrictions": restrictions, "concatenation": concatenation,
             "scale": scale}
     manifest = write_manifest(out_dir, generator=GENERATOR, generator_version=GENERATOR_VERSION,
