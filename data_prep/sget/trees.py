@@ -186,99 +186,116 @@ def argument_pairs(tree: Tree) -> list[tuple[Verb, str, object, str, str]]:
     :func:`.selection.compatible` sees it); an extracted argument is the head of its
     relative clause or of the topicalised phrase (a wh-word is no noun and is left
     out)."""
-    out: list = []
+    pairs = _ArgumentPairs()
+    pairs.walk(tree)
+    return pairs.out
 
-    def add(verb, role, noun, frame, surface):
+
+class _ArgumentPairs:
+    """The walk behind :func:`argument_pairs`: ``out`` collects the pairs in the order
+    met; ``fillers[-1]`` is what a gap of the clause being walked stands for (the head
+    of a relative clause or of a topicalised phrase; None for a wh-word)."""
+
+    def __init__(self):
+        self.out: list = []
+        self.fillers: list = [None]
+
+    def add(self, verb, role, noun, frame, surface) -> None:
         if noun is not None:
-            out.append((verb, role, noun, frame, surface))
+            self.out.append((verb, role, noun, frame, surface))
 
-    def vp(n: Node, subject) -> None:
+    def argument(self, t: Tree):
+        return _np_or_gap(t, self.fillers[-1])
+
+    def with_filler(self, filler, n: Tree) -> None:
+        self.fillers.append(filler)
+        self.walk(n)
+        self.fillers.pop()
+
+    # ------------------------------------------------------------------ verb phrases
+    def vp(self, n: Node, subject) -> None:
+        if n.rule.name.startswith("passive"):
+            self.passive(n, subject)
+        else:
+            self.active(n, subject)
+
+    def passive(self, n: Node, subject) -> None:
         name, kids = n.rule.name, n.children
-        if name.startswith("passive"):
-            verb = kids[1].entry
-            frame = kids[1].category.split(".")[1]
-            rest = list(kids[2:])
-            if name.endswith("_by"):
-                add(verb, "agent", head(rest[-1]), frame, "object")
-                rest = rest[:-2]
-            if name.startswith("passive_do"):
-                add(verb, "recipient", subject, frame, "subject")
-                add(verb, "theme", head(rest[0]), frame, "object")
-            else:  # a passive's subject is the verb's (logical) direct object
-                add(verb, "theme", subject, frame, "object")
-                if name.startswith("passive_to"):
-                    add(verb, "recipient", head(rest[1]), frame, "object")
-            return
+        verb = kids[1].entry
+        frame = kids[1].category.split(".")[1]
+        rest = list(kids[2:])
+        if name.endswith("_by"):
+            self.add(verb, "agent", head(rest[-1]), frame, "object")
+            rest = rest[:-2]
+        if name.startswith("passive_do"):
+            self.add(verb, "recipient", subject, frame, "subject")
+            self.add(verb, "theme", head(rest[0]), frame, "object")
+        else:  # a passive's subject is the verb's (logical) direct object
+            self.add(verb, "theme", subject, frame, "object")
+            if name.startswith("passive_to"):
+                self.add(verb, "recipient", head(rest[1]), frame, "object")
+
+    def active(self, n: Node, subject) -> None:
+        name, kids = n.rule.name, n.children
         leaf = kids[0]
         verb, frame = leaf.entry, leaf.category.split(".")[1]
         if name == "unacc":
-            add(verb, "theme", subject, frame, "subject")
+            self.add(verb, "theme", subject, frame, "subject")
             return
-        add(verb, "agent", subject, frame, "subject")
+        self.add(verb, "agent", subject, frame, "subject")
         if name == "trans":
-            add(verb, "theme", _np_or_gap(kids[1], filler_stack[-1]), frame, "object")
+            self.add(verb, "theme", self.argument(kids[1]), frame, "object")
         elif name == "dat_to":
-            add(verb, "theme", _np_or_gap(kids[1], filler_stack[-1]), frame, "object")
-            add(verb, "recipient", _np_or_gap(kids[3], filler_stack[-1]), frame, "object")
+            self.add(verb, "theme", self.argument(kids[1]), frame, "object")
+            self.add(verb, "recipient", self.argument(kids[3]), frame, "object")
         elif name == "dat_do":
-            add(verb, "recipient", _np_or_gap(kids[1], filler_stack[-1]), frame, "object")
-            add(verb, "theme", _np_or_gap(kids[2], filler_stack[-1]), frame, "object")
+            self.add(verb, "recipient", self.argument(kids[1]), frame, "object")
+            self.add(verb, "theme", self.argument(kids[2]), frame, "object")
 
-    filler_stack: list = [None]
+    def verb_phrase(self, n: Node, subject) -> None:
+        """A verb phrase's pairs, then those of what it holds (the agent of an
+        infinitive or a gerund phrase is the matrix subject)."""
+        self.vp(n, subject)
+        for c in n.children:
+            if isinstance(c, Node) and (c.rule.lhs == "VPI" or c.rule.lhs.startswith("VPG")):
+                self.verb_phrase(c, subject)
+            else:
+                self.walk(c)
 
-    def walk(n: Tree, subject=None) -> None:
+    # ------------------------------------------------------------------ everything else
+    def walk(self, n: Tree) -> None:
         if not isinstance(n, Node):
             return
         lhs, name, kids = n.rule.lhs, n.rule.name, n.children
         if lhs.startswith("CLAUSE"):
-            subj = head(kids[0])
-            walk(kids[0])
-            vp(kids[1], subj)
-            walk_vp_children(kids[1], subj)
-            return
-        if lhs == "STATEMENT" and name == "topic":
-            walk(kids[0])
-            filler_stack.append(head(kids[0]))
-            walk(kids[2])
-            filler_stack.pop()
-            return
-        if lhs == "QUESTION":
+            subject = head(kids[0])
+            self.walk(kids[0])
+            self.verb_phrase(kids[1], subject)
+        elif lhs == "STATEMENT" and name == "topic":
+            self.walk(kids[0])
+            self.with_filler(head(kids[0]), kids[2])
+        elif lhs == "QUESTION":
             if name == "wh_subject":
-                vp(kids[1], None)
-                walk_vp_children(kids[1], None)
+                self.verb_phrase(kids[1], None)
             else:
-                filler_stack.append(None)
-                walk(kids[2])
-                filler_stack.pop()
-            return
-        if lhs == "NP" and name == "np_rc":
-            walk(kids[1])
-            rc = kids[2]
-            h = head(n)
-            if rc.rule.name == "rc_subject":
-                vp(rc.children[1], h)
-                walk_vp_children(rc.children[1], h)
-            else:
-                filler_stack.append(h)
-                walk(rc.children[1])
-                filler_stack.pop()
-            return
-        for c in kids:
-            walk(c)
+                self.with_filler(None, kids[2])
+        elif lhs == "NP" and name == "np_rc":
+            self.relative_clause(n)
+        else:
+            for c in kids:
+                self.walk(c)
 
-    def walk_vp_children(n: Node, subject) -> None:
-        for c in n.children:
-            if isinstance(c, Node) and c.rule.lhs == "VPI":
-                vp(c, subject)  # the infinitive's agent is the matrix subject
-                walk_vp_children(c, subject)
-            elif isinstance(c, Node) and c.rule.lhs.startswith("VPG"):
-                vp(c, subject)
-                walk_vp_children(c, subject)
-            else:
-                walk(c)
-
-    walk(tree)
-    return out
+    def relative_clause(self, n: Node) -> None:
+        """An NP with a relative clause: its head is the clause's subject or what the
+        clause's gap stands for."""
+        kids = n.children
+        self.walk(kids[1])
+        rc = kids[2]
+        h = head(n)
+        if rc.rule.name == "rc_subject":
+            self.verb_phrase(rc.children[1], h)
+        else:
+            self.with_filler(h, rc.children[1])
 
 
 def construction(tree: Node) -> str:
