@@ -310,3 +310,165 @@ def test_accumulation_keeps_the_batch_over_several_processes(tmp_path):
         accumulation(s, 3)
     args = training_arguments({"out": str(tmp_path), "seed": 1, "cuda": False}, s)
     assert (args.per_device_train_batch_size, args.gradient_accumulation_steps) == (16, 4)
+
+
+# ----------------------------------------------------------------------------- the model's positions
+WORDS = "a man sees the dog cat sleeps runs and".split()
+
+
+def tiny_gpt2(folder: Path, positions: int) -> Path:
+    """A GPT-2 of ``positions`` learned positions (d 16, one layer), random weights."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from compsuite.toolkits.hf import train_tokenizer
+
+    tok = train_tokenizer([" ".join(WORDS)] * 4, 300)
+    cfg = GPT2Config(vocab_size=len(tok), n_positions=positions, n_embd=16, n_layer=1,
+                     n_head=2, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                     pad_token_id=tok.pad_token_id)
+    torch.manual_seed(0)
+    GPT2LMHeadModel(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def tiny_bert(folder: Path, positions: int) -> Path:
+    """A BERT sentence-pair classifier of ``positions`` positions, random weights."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from compsuite.toolkits.hf import train_tokenizer
+
+    tok = train_tokenizer([" ".join(WORDS)] * 4, 300)
+    labels = {0: "entailment", 1: "neutral", 2: "contradiction"}
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=8, num_hidden_layers=1,
+                     num_attention_heads=2, intermediate_size=16,
+                     max_position_embeddings=positions, pad_token_id=tok.pad_token_id,
+                     num_labels=3, id2label=labels, label2id={v: k for k, v in labels.items()})
+    torch.manual_seed(0)
+    BertForSequenceClassification(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def test_a_gpt2_is_held_to_its_positions(tmp_path):
+    """n_positions 24: a prompt that leaves no position is an error naming the input
+    before any batch is decoded (it was an IndexError inside generate); generation
+    stops where the positions end, batched as one at a time."""
+    from compsuite.data_prep.common.io import DataError
+    from compsuite.eval.translators.hf_backend import prompt_ids
+
+    folder = tiny_gpt2(tmp_path / "gpt2", 24)
+    backend = get_backend("hf")
+    t = backend.load(folder, None, "translator", {"max_new_tokens": 256, "batch_size": 4})
+    long = " ".join(WORDS * 3)
+    with pytest.raises(DataError, match=r"gpt2: input 2 of 3 \('a man sees .*'\) is \d+ tokens "
+                                        r"with its prompt, leaving no position .* at most 24 "
+                                        r"\(n_positions 24"):
+        t.translate(["a man", long, "the dog"])
+    assert t.batches == 0 and t.limit == (24, "n_positions 24 in its config.json")
+    n = len(prompt_ids(t.tokenizer, "a man sees the dog", True))
+    assert t.room(n) == 24 - n and t.room(23) == 1 and t.room(24) == 0
+    asked = []
+    generate = t.model.generate
+
+    def spy(**kw):
+        asked.append((kw["input_ids"].shape[1], kw["max_new_tokens"]))
+        return generate(**kw)
+    t.model.generate = spy
+    src = ["a man", "a man sees the dog and the cat", "the dog"]
+    batched = t.translate(src)
+    assert asked and all(width + new <= 24 for width, new in asked)
+    one = backend.load(folder, None, "translator", {"max_new_tokens": 256, "batch_size": 1})
+    assert [one.translate([s])[0] for s in src] == batched
+
+
+def test_a_bert_classifier_is_held_to_its_positions(tmp_path):
+    """max_position_embeddings 16: a pair longer than that is an error naming it before
+    any batch is classified (it was a RuntimeError inside the model)."""
+    from compsuite.data_prep.common.io import DataError
+
+    folder = tiny_bert(tmp_path / "bert", 16)
+    c = get_backend("hf").load(folder, None, "classifier")
+    assert len(c.predict([("a man sleeps", "a man runs")])) == 1
+    c.batches = 0
+    with pytest.raises(DataError, match=r"bert: input 2 of 2 \('a man sees .* \| the dog'\) is "
+                                        r"\d+ tokens .* at most 16 \(max_position_embeddings"):
+        c.predict([("a man", "a dog"), (" ".join(WORDS * 2), "the dog")])
+    with pytest.raises(DataError, match="input 1 of 1"):
+        c.features([" ".join(WORDS * 2)])
+    assert c.batches == 0
+
+
+def test_position_limit_reads_the_config_and_a_real_tokenizer_limit():
+    from types import SimpleNamespace
+
+    from transformers import GPT2Config, LlamaConfig, RobertaConfig, T5Config
+
+    from compsuite.eval.translators.hf_backend import position_limit  # noqa
+
+    none = SimpleNamespace(model_max_length=int(1e30))
+    assert position_limit(GPT2Config(n_positions=64), none)[0] == 64
+    assert position_limit(LlamaConfig(max_position_embeddings=128), none)[0] == 128
+    # RoBERTa's positions start after the padding id: 514 rows, 512 tokens
+    assert position_limit(RobertaConfig(max_position_embeddings=514, pad_token_id=1),
+                          none)[0] == 512
+    assert position_limit(T5Config(), none) is None      # relative positions
+    assert position_limit(T5Config(), SimpleNamespace(model_max_length=512)) == (
+        512, "model_max_length 512 of its tokenizer")
+    assert position_limit(GPT2Config(n_positions=64),
+                          SimpleNamespace(model_max_length=32))[0] == 32
+
+
+def test_training_cuts_examples_at_the_models_positions(tmp_path, capsys):
+    """max_length 256 on a GPT-2 of 16 positions: lowered to 16, with a notice (the
+    training was an IndexError)."""
+    from dataclasses import asdict
+
+    from compsuite.toolkits.hf import train_from_config
+
+    folder = tiny_gpt2(tmp_path / "gpt2", 16)
+    (tmp_path / "train.src").write_text(" ".join(WORDS * 3) + "\na man\n")
+    (tmp_path / "train.tgt").write_text(" ".join(WORDS * 3) + "\nthe dog\n")
+    s = Settings(model=str(folder), prompt="{input} =", max_steps=1, batch_size=2,
+                 save_steps=1, max_length=256)
+    cfg = {"settings": asdict(s), "base": str(folder), "seed": 1, "cuda": False,
+           "train": [str(tmp_path / "train.src"), str(tmp_path / "train.tgt")],
+           "out": str(tmp_path / "run" / "checkpoints")}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    train_from_config(tmp_path / "config.json")
+    out = capsys.readouterr().out
+    assert "max_length 256 lowered to 16" in out and "1 cut at 16 tokens" in out
+    assert (tmp_path / "run" / "checkpoints" / "checkpoint-1" / "compsuite_hf.json").is_file()
+
+
+# ----------------------------------------------------------------------------- the user's folder named
+def test_a_junk_config_is_not_a_model_config_naming_the_users_folder(tmp_path):
+    """A config.json that is JSON but no model's was taken for a causal LM, and the
+    classifier's error named the run's own folder."""
+    from compsuite.data_prep.common.io import DataError
+
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "config.json").write_text('{"hello": 1}')
+    backend = get_backend("hf")
+    r = Run("system", "system", "hf", args={"model": str(junk), "train": False},
+            source="the command line")
+    with pytest.raises(ConfigError, match=rf"runs\.system\.args\.model: {junk}/config\.json: not "
+                                          "a model's config \\(it names no model_type"):
+        backend.train(r, "tiny", Dataset(tmp_path), tmp_path / "run", 1, show=False)
+    gpt2 = tiny_gpt2(tmp_path / "gpt2", 24)
+    r = Run("system", "system", "hf", args={"model": str(gpt2), "train": False})
+    done = backend.train(r, "tiny", Dataset(tmp_path), tmp_path / "run2", 1, show=False)
+    with pytest.raises(DataError) as e:
+        backend.load(done["checkpoint"], None, "classifier")
+    assert str(e.value).startswith(f"{gpt2.resolve()}: a causal language model, not a "
+                                   "sequence classifier")
+    bert = tiny_bert(tmp_path / "bert", 16)
+    r = Run("system", "system", "hf", args={"model": str(bert), "train": False})
+    done = backend.train(r, "tiny", Dataset(tmp_path), tmp_path / "run3", 1, show=False)
+    with pytest.raises(DataError) as e:
+        backend.load(done["checkpoint"], None, "translator")
+    assert str(e.value).startswith(f"{bert.resolve()}: a sequence-classification model, not a "
+                                   "translator")

@@ -31,7 +31,8 @@ key by key) say where the model comes from and how it is trained:
 * the schedule: ``learning_rate``, ``batch_size`` (sentences per update),
   ``micro_batch_size`` (per forward pass; the rest is gradient accumulation),
   ``epochs`` or ``max_steps``, ``warmup_steps``, ``weight_decay``, ``max_length``
-  (tokens of prompt and answer; longer examples are cut, and counted);
+  (tokens of prompt and answer; longer examples are cut, and counted; at most the
+  model's positions, which a larger value is lowered to, with a notice);
 * ``save_steps``: a checkpoint every N updates (absent: one per epoch).  A LoRA
   checkpoint holds the adapter only;
 * on a GPU only: ``precision`` (``bf16`` or ``fp16`` mixed precision) and
@@ -60,7 +61,7 @@ from compsuite.errors import ConfigError, ToolkitError
 from compsuite.schema import PositiveInt, check, join
 
 from compsuite.eval.translators.hf_backend import (META, ensure_padding, folder_kind, model_class,
-                                                    prompt_ids)
+                                                    position_limit, prompt_ids)
 
 from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
                    run_with_progress, thread_env, translate_split)
@@ -549,6 +550,11 @@ def train_from_config(path: Path) -> None:
     s = check(Settings, cfg["settings"], f"{path}: settings")
     torch.manual_seed(cfg["seed"])
     model, tokenizer = load_base(cfg["base"], s, cfg["cuda"])
+    limit = position_limit(model.config, tokenizer)
+    if limit is not None and limit[0] < s.max_length:
+        print(f"hf: max_length {s.max_length} lowered to {limit[0]}, the positions the model "
+              f"reads ({limit[1]})", flush=True)
+        s.max_length = limit[0]
     src, tgt = (read_lines(f) for f in cfg["train"])
     if len(src) != len(tgt):
         raise DataError(f"{cfg['train'][0]}: {len(src)} lines, but {cfg['train'][1]} has {len(tgt)}")

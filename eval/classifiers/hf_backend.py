@@ -5,7 +5,9 @@ evaluate-only run's folder whose ``compsuite_hf.json`` names it (``model``).
 
 Inputs are strings, or (premise, hypothesis) pairs (a third item, the extra inputs
 another backend's model may read, is ignored), encoded as the tokenizer encodes a
-sentence pair (``tokenizer(text, text_pair)``) and batched with padding.  The classes
+sentence pair (``tokenizer(text, text_pair)``) and batched with padding; an input longer
+than the model's positions (:func:`~compsuite.eval.translators.hf_backend.position_limit`)
+is an error naming it, before any batch is classified (nothing is cut).  The classes
 are the model's ``config.id2label`` in label order, or the ``labels`` of
 ``compsuite_hf.json`` (when the model's own names differ from the data's).
 :meth:`HFClassifier.features` is the representation the classification head reads:
@@ -26,17 +28,21 @@ class HFClassifier:
 
         from compsuite.eval.translators.base import count_batches
         from compsuite.eval.translators.hf_backend import (ensure_padding, from_folder,
-                                                            model_folder, read_meta)
+                                                            model_folder, position_limit,
+                                                            read_meta)
         from compsuite.toolkits.base import cuda_available
 
         checkpoint = Path(checkpoint)
         self.meta = read_meta(checkpoint)
-        if self.meta.get("kind") != "classifier":
-            raise DataError(f"{checkpoint}: a {self.meta.get('kind')} language model, not a "
+        if self.meta.get("kind") != "classifier":   # named by the user's folder
+            raise DataError(f"{self.meta.get('model') or checkpoint}: a "
+                            f"{self.meta.get('kind')} language model, not a "
                             "sequence classifier (its config names no "
                             "...ForSequenceClassification architecture); load it as a "
                             "translator")
         folder = model_folder(checkpoint, self.meta)
+        #: the model's folder (the user's, for an evaluate-only run): errors name it
+        self.folder = folder
         self.device = "cuda" if cuda_available() else "cpu"
         self.tokenizer = from_folder(AutoTokenizer.from_pretrained, folder)
         ensure_padding(self.tokenizer)
@@ -45,6 +51,7 @@ class HFClassifier:
         if self.model.config.pad_token_id is None:   # a decoder-only model finds its last token
             self.model.config.pad_token_id = self.tokenizer.pad_token_id
         self.classes = self._classes(checkpoint)
+        self.limit = position_limit(self.model.config, self.tokenizer)
         self.batch_size = batch_size
         self.name = f"hf:{checkpoint}"
         self.calls = self.batches = 0
@@ -69,7 +76,9 @@ class HFClassifier:
         """Whether the model takes sentence pairs: any model may (its tokenizer joins them)."""
         return True
 
-    def _encode(self, chunk: list) -> dict:
+    @staticmethod
+    def _split(chunk: list) -> tuple[list[str], list[str] | None]:
+        """The first sentences and the second ones (None: single sentences)."""
         first, second = [], []
         for x in chunk:
             if isinstance(x, str):
@@ -84,9 +93,27 @@ class HFClassifier:
                                 "a (premise, hypothesis, inputs) triple")
         if any(s is None for s in second) and not all(s is None for s in second):
             raise DataError("a batch mixes single sentences and sentence pairs")
-        enc = self.tokenizer(first, None if second[0] is None else second, padding=True,
-                             truncation=True, return_tensors="pt")
+        return first, None if not second or second[0] is None else second
+
+    def _encode(self, chunk: list) -> dict:
+        first, second = self._split(chunk)
+        enc = self.tokenizer(first, second, padding=True, return_tensors="pt")
         return {k: v.to(self.device) for k, v in enc.items()}
+
+    def check_lengths(self, inputs: list) -> None:
+        """Every input fits the model's positions (an error naming the first that does
+        not)."""
+        from compsuite.eval.translators.hf_backend import shortened, too_long
+
+        if self.limit is None or not inputs:
+            return
+        first, second = self._split(inputs)
+        for k, ids in enumerate(self.tokenizer(first, second)["input_ids"]):
+            if len(ids) > self.limit[0]:
+                text = first[k] if second is None else \
+                    f"{shortened(first[k], 40)} | {shortened(second[k], 40)}"
+                raise too_long(f"hf:{self.folder}", k, len(inputs), text, len(ids), self.limit,
+                               "as its tokenizer encodes it")
 
     def _forward(self, chunk: list, hidden: bool = False):
         """One batch: the logits, and with ``hidden`` the features (see the module
@@ -110,6 +137,7 @@ class HFClassifier:
 
     def _batches(self, inputs: Sequence, hidden: bool = False):
         inputs = list(inputs)
+        self.check_lengths(inputs)   # before any batch is classified
         for i in range(0, len(inputs), self.batch_size):
             yield self._forward(inputs[i:i + self.batch_size], hidden)
 

@@ -5,9 +5,13 @@ naming the user's model folder), or any local Hugging Face model folder, as a tr
 Generation is ``transformers``' own: greedy (or beam search, ``beam``), batched,
 left-padded for a causal model (so every prompt ends where generation starts;
 positions follow the attention mask), stopping at the end-of-sentence token or
-``max_new_tokens``.  The answer is what follows the prompt, cut at the first ``stop``
-string (``compsuite_hf.json`` of the checkpoint: the prompt template, the model kind,
-the stops), with its outer spaces stripped.  A plain model folder (no
+``max_new_tokens``, held to the model's positions (:func:`position_limit`): a prompt
+that leaves no room to generate is an error naming the input, before any batch is
+decoded, and a batch whose prompts leave fewer than ``max_new_tokens`` is decoded one
+prompt at a time, each generating what its own length leaves (noted once).  The answer
+is what follows the prompt, cut at the first ``stop`` string (``compsuite_hf.json`` of
+the checkpoint: the prompt template, the model kind, the stops), with its outer spaces
+stripped.  A plain model folder (no
 ``compsuite_hf.json``) is read with defaults (:func:`read_meta`): its kind from its
 ``config.json``, the prompt ``{input}``, no stop string.  Everything is loaded with
 ``local_files_only``: nothing is downloaded.
@@ -15,6 +19,7 @@ the stops), with its outer spaces stripped.  A plain model folder (no
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from compsuite.data_prep.common.io import DataError
@@ -55,7 +60,8 @@ PLAIN_DEFAULTS = {"prompt": "{input}", "stop": [], "max_new_tokens": 256}
 def folder_kind(folder: Path) -> str:
     """A Hugging Face model folder's kind, from its ``config.json``: ``classifier`` (an
     architecture ``...ForSequenceClassification``), ``seq2seq`` (an encoder-decoder)
-    or ``causal``."""
+    or ``causal``.  A config that names neither a ``model_type`` nor ``architectures``
+    is no model's (a DataError naming the file)."""
     config = Path(folder) / "config.json"
     try:
         cfg = json.loads(config.read_text(encoding="utf-8"))
@@ -65,6 +71,9 @@ def folder_kind(folder: Path) -> str:
         raise DataError(f"{config}: not a model's config (unreadable JSON: {e})") from None
     if not isinstance(cfg, dict):
         raise DataError(f"{config}: not a model's config (expected a JSON object)")
+    if not isinstance(cfg.get("model_type"), str) and not cfg.get("architectures"):
+        raise DataError(f"{config}: not a model's config (it names no model_type and no "
+                        "architectures; a model saved with save_pretrained writes both)")
     if any(str(a).endswith("ForSequenceClassification") for a in cfg.get("architectures") or []):
         return "classifier"
     return "seq2seq" if cfg.get("is_encoder_decoder") else "causal"
@@ -101,6 +110,53 @@ def model_folder(checkpoint: Path, meta: dict) -> Path:
         raise DataError(f"{Path(checkpoint) / META}: its model folder {folder} does not exist "
                         "(moved or deleted?)")
     return folder
+
+
+#: config keys that bound the positions a model reads (the first one a config has)
+POSITION_KEYS = ("n_positions", "max_position_embeddings", "n_ctx", "max_sequence_length",
+                 "seq_length")
+#: models whose position ids start after the padding id (RoBERTa's family): their
+#: table holds pad_token_id + 1 rows fewer usable positions
+PADDING_OFFSET = frozenset({"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert",
+                            "data2vec-text", "ibert", "longformer", "roberta-prelayernorm",
+                            "xmod"})
+#: a tokenizer's model_max_length above this is transformers' "no limit" placeholder
+SANE_MAX_LENGTH = 1_000_000
+
+
+def position_limit(config, tokenizer) -> tuple[int, str] | None:
+    """The most tokens one sequence of the model may hold, and where that number comes
+    from: the config's positions (:data:`POSITION_KEYS`), and the tokenizer's
+    ``model_max_length`` when it is a real one; the smaller.  None: neither says."""
+    found = []
+    for key in POSITION_KEYS:
+        value = getattr(config, key, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            why = f"{key} {value} in its config.json"
+            pad = getattr(config, "pad_token_id", None)
+            if getattr(config, "model_type", None) in PADDING_OFFSET and isinstance(pad, int):
+                value -= pad + 1
+                why += f", less {pad + 1} for its padding offset"
+            found.append((value, why))
+            break
+    most = getattr(tokenizer, "model_max_length", None)
+    if isinstance(most, int) and 0 < most < SANE_MAX_LENGTH:
+        found.append((most, f"model_max_length {most} of its tokenizer"))
+    return min(found) if found else None
+
+
+def shortened(text: str, most: int = 80) -> str:
+    """``text``, cut after ``most`` characters (with "...")."""
+    return text if len(text) <= most else text[:most] + "..."
+
+
+def too_long(name: str, k: int, n: int, text: str, length: int, limit: tuple[int, str],
+             what: str) -> DataError:
+    """The error for input ``k`` (from 0) of ``n`` (``text``, shown shortened) that is
+    ``length`` tokens, more than ``limit`` allows."""
+    return DataError(f"{name}: input {k + 1} of {n} ({shortened(text, 90)!r}) is {length} "
+                     f"tokens {what}; the model reads at most {limit[0]} ({limit[1]}): "
+                     "shorten it, or use a model with more positions")
 
 
 def from_folder(load, folder: Path, **kwargs):
@@ -147,28 +203,64 @@ class HFTranslator:
         checkpoint = Path(checkpoint)
         self.meta = read_meta(checkpoint)
         if self.meta.get("kind") == "classifier":
-            raise DataError(f"{checkpoint}: a sequence-classification model, not a translator "
-                            "(load it as a classifier)")
+            raise DataError(f"{self.meta.get('model') or checkpoint}: a sequence-classification "
+                            "model, not a translator (load it as a classifier)")
         self.device = "cuda" if cuda_available() else "cpu"
         self.model, self.tokenizer = load_model(checkpoint, self.meta, self.device)
+        #: the model's folder (the user's, for an evaluate-only run): errors name it
+        self.folder = model_folder(checkpoint, self.meta)
         self.causal = self.meta["kind"] != "seq2seq"
         self.batch_size = batch_size
         self.beam = beam
         self.max_new_tokens = max_new_tokens or self.meta.get("max_new_tokens", 256)
+        self.limit = position_limit(self.model.config, self.tokenizer)
+        self._noted = False
         self.name = f"hf:{checkpoint}"
         self.calls = self.batches = 0
         self.progress = None
-        count_batches(self, self, "_generate", size=lambda prompts: len(prompts))
+        count_batches(self, self, "_generate", size=lambda ids: len(ids))
 
     def prompts(self, sources: list[str]) -> list[str]:
         return [self.meta["prompt"].format(input=s) for s in sources]
 
-    def _generate(self, prompts: list[str]) -> list[str]:
-        """One batch: generated continuations, the prompt cut off."""
+    def room(self, n: int) -> int:
+        """How many tokens may be generated after a prompt of ``n`` tokens."""
+        if self.limit is None:
+            return self.max_new_tokens
+        # causal: prompt and answer share the positions; seq2seq: the decoder's start
+        return min(self.max_new_tokens, self.limit[0] - (n if self.causal else 1))
+
+    def check_lengths(self, sources: list[str], ids: list[list[int]]) -> None:
+        """Every prompt fits the model with room for one token (an error naming the
+        first that does not)."""
+        if self.limit is None:
+            return
+        for k, (s, i) in enumerate(zip(sources, ids)):
+            if self.room(len(i)) < 1 or len(i) > self.limit[0]:
+                what = ("with its prompt, leaving no position to generate into" if self.causal
+                        else "as its tokenizer encodes it")
+                raise too_long(f"hf:{self.folder}", k, len(sources), s, len(i), self.limit, what)
+
+    def _generate(self, ids: list[list[int]]) -> list[str]:
+        """One batch of prompts' token ids: generated continuations, the prompt cut off;
+        one prompt at a time where the longest leaves less room than the others."""
+        n = max(len(i) for i in ids)
+        if self.room(n) < self.max_new_tokens:
+            if not self._noted:
+                self._noted = True
+                print(f"compsuite: note: hf:{self.folder}: generation capped at "
+                      f"{self.room(n)} new tokens (max_new_tokens {self.max_new_tokens}) for "
+                      f"inputs of {n} tokens: the model reads at most {self.limit[0]} "
+                      f"({self.limit[1]})",
+                      file=sys.stderr, flush=True)
+            if self.causal and len(ids) > 1:
+                return [t for i in ids for t in self._decode([i])]
+        return self._decode(ids)
+
+    def _decode(self, ids: list[list[int]]) -> list[str]:
         import torch
 
         tok = self.tokenizer
-        ids = [prompt_ids(tok, p, self.causal) for p in prompts]   # as in training
         n = max(len(i) for i in ids)
         pad = [[tok.pad_token_id] * (n - len(i)) for i in ids]
         # causal: left padding, so that every prompt ends where generation starts
@@ -178,7 +270,7 @@ class HFTranslator:
         enc = {"input_ids": torch.tensor(rows, device=self.device),
                "attention_mask": torch.tensor(mask, device=self.device)}
         with torch.no_grad():
-            out = self.model.generate(**enc, max_new_tokens=self.max_new_tokens,
+            out = self.model.generate(**enc, max_new_tokens=self.room(n),
                                       do_sample=False, num_beams=self.beam,
                                       pad_token_id=tok.pad_token_id,
                                       eos_token_id=tok.eos_token_id)
@@ -196,9 +288,11 @@ class HFTranslator:
     def translate(self, sources: list[str]) -> list[str]:
         self.calls += 1
         out: list[str] = []
-        prompts = self.prompts(sources)
-        for i in range(0, len(prompts), self.batch_size):
-            out += [self.answer(t) for t in self._generate(prompts[i:i + self.batch_size])]
+        ids = [prompt_ids(self.tokenizer, p, self.causal)   # as in training
+               for p in self.prompts(sources)]
+        self.check_lengths(sources, ids)   # before any batch is decoded
+        for i in range(0, len(ids), self.batch_size):
+            out += [self.answer(t) for t in self._generate(ids[i:i + self.batch_size])]
         return out
 
     def embeddings(self, tokens: list[str]) -> dict[str, list[float]]:
