@@ -334,8 +334,6 @@ def prepare(en: str | Path, nl: str | Path, flores: str | Path, out: str | Path,
     by the sizes (default ``out/bpe-codes``)."""
     import shutil
 
-    from tqdm import tqdm
-
     if size not in SIZES:
         raise DataError(f"unknown size '{size}' ({', '.join(SIZES)})")
     out = Path(out)
@@ -356,26 +354,10 @@ def prepare(en: str | Path, nl: str | Path, flores: str | Path, out: str | Path,
         raise DataError(f"{en}: file is empty")
     mask = select(n_total, size, seed, small_pairs)
     selected = n_total if mask is None else int(mask.sum())
-
-    def chosen():
-        for n, x, y in aligned_pairs(en, nl):
-            if mask is None or mask[n - 1]:
-                yield x, y
-
     dropped: Counter = Counter()
-    vocab: Counter = Counter()
-    kept = 0
-    bar = tqdm(total=selected, desc=f"tokenise OPUS {size}", unit="pair", disable=not show)
-    with atomic_open(out / "tok" / "train.en") as fe, atomic_open(out / "tok" / "train.nl") as fn:
-        for n, pairs in _cleaned(chosen(), jobs, max_len, ratio, dropped):
-            for x, y in pairs:
-                fe.write(x + "\n")
-                fn.write(y + "\n")
-                vocab.update(x.split())
-                vocab.update(y.split())
-                kept += 1
-            bar.update(n)
-    bar.close()
+    kept, vocab = _tokenise_selected(en, nl, mask, out / "tok", dropped, total=selected,
+                                     size=size, jobs=jobs, max_len=max_len, ratio=ratio,
+                                     show=show)
     if kept == 0:
         raise DataError(f"{en}: no training pair is left after cleaning ({dict(dropped)})")
 
@@ -387,8 +369,59 @@ def prepare(en: str | Path, nl: str | Path, flores: str | Path, out: str | Path,
     Codec.write(raw, "en", "nl", "bpe.codes")
 
     counts = {"corpus_pairs": n_total, "selected_pairs": selected, "train": kept}
+    codec = _apply_bpe(raw, out / "tok", splits_flores, jobs, counts)
+    write_references(flores, out / "text")
+    return write_manifest(
+        raw, generator=GENERATOR, generator_version=VERSION, seed=seed, args=args,
+        files=[f"{s}.{d}" for s in ("train", "valid", "test") for d in ("src", "tgt")]
+        + ["bpe.codes", CODEC],
+        counts=counts, dropped=dict(dropped),
+        statistics={"token_types": len(vocab), "bpe_types_train": _bpe_types(raw),
+                    "mean_tokens": {s: _mean_len(out / "tok" / f"train.{s}")
+                                    for s in ("en", "nl")}},
+        extra={"flores": {s: [str(a), str(b)] for s, (a, b) in splits_flores.items()},
+               "encoding": codec.spec,
+               "bpe_codes": {"folder": str(codes.resolve()),
+                             "learnt_on": "the whole corpus",
+                             "sha256": shared["sha256"]["bpe.codes"]}},
+        packages=PACKAGES)
+
+
+def _tokenise_selected(en: str | Path, nl: str | Path, mask, tok: Path, dropped: Counter, *,
+                       total: int, size: str, jobs: int, max_len: int, ratio: float,
+                       show: bool) -> tuple[int, Counter]:
+    """``tok/train.{en,nl}``: the pairs that ``mask`` selects (None: all) tokenised and
+    cleaned; return how many were kept and their token counts (``dropped`` counts the
+    others per reason)."""
+    from tqdm import tqdm
+
+    def chosen():
+        for n, x, y in aligned_pairs(en, nl):
+            if mask is None or mask[n - 1]:
+                yield x, y
+
+    vocab: Counter = Counter()
+    kept = 0
+    bar = tqdm(total=total, desc=f"tokenise OPUS {size}", unit="pair", disable=not show)
+    with atomic_open(tok / "train.en") as fe, atomic_open(tok / "train.nl") as fn:
+        for n, pairs in _cleaned(chosen(), jobs, max_len, ratio, dropped):
+            for x, y in pairs:
+                fe.write(x + "\n")
+                fn.write(y + "\n")
+                vocab.update(x.split())
+                vocab.update(y.split())
+                kept += 1
+            bar.update(n)
+    bar.close()
+    return kept, vocab
+
+
+def _apply_bpe(raw: Path, tok: Path, splits_flores: dict, jobs: int, counts: dict) -> Codec:
+    """``raw/train.{src,tgt}`` (the tokenised training pairs with BPE applied) and the
+    Flores splits encoded by ``raw``'s codec, their sizes added to ``counts``; return
+    the codec."""
     for side, dst in (("en", "src"), ("nl", "tgt")):
-        lines = iter_text(out / "tok" / f"train.{side}")
+        lines = iter_text(tok / f"train.{side}")
         with atomic_open(raw / f"train.{dst}") as fh:
             for chunk in _mapped(_bpe_chunk, _chunks(lines), jobs, (str(raw), ("en", "nl"))):
                 fh.writelines(x + "\n" for x in chunk)
@@ -400,26 +433,16 @@ def prepare(en: str | Path, nl: str | Path, flores: str | Path, out: str | Path,
         write_lines(raw / f"{split}.src", codec.encode(ens, "en"))
         write_lines(raw / f"{split}.tgt", codec.encode(nls, "nl"))
         counts[split] = len(ens)
-    write_references(flores, out / "text")
+    return codec
 
+
+def _bpe_types(raw: Path) -> int:
+    """Distinct BPE pieces on both sides of ``raw``'s training data."""
     pieces: Counter = Counter()
     for side in ("src", "tgt"):
         for line in iter_text(raw / f"train.{side}"):
             pieces.update(line.split())
-    files = [f"{s}.{d}" for s in ("train", "valid", "test") for d in ("src", "tgt")]
-    files += ["bpe.codes", CODEC]
-    return write_manifest(
-        raw, generator=GENERATOR, generator_version=VERSION, seed=seed, args=args,
-        files=files, counts=counts, dropped=dict(dropped),
-        statistics={"token_types": len(vocab), "bpe_types_train": len(pieces),
-                    "mean_tokens": {s: _mean_len(out / "tok" / f"train.{s}")
-                                    for s in ("en", "nl")}},
-        extra={"flores": {s: [str(a), str(b)] for s, (a, b) in splits_flores.items()},
-               "encoding": codec.spec,
-               "bpe_codes": {"folder": str(codes.resolve()),
-                             "learnt_on": "the whole corpus",
-                             "sha256": shared["sha256"]["bpe.codes"]}},
-        packages=PACKAGES)
+    return len(pieces)
 
 
 def write_references(flores: str | Path, text: Path) -> dict:
