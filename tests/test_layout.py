@@ -6,7 +6,8 @@
   shared code (the core, the shared rooms of eval/ and data_prep/common) imports one,
   whichever studies are registered;
 * no module imports a private name of another module;
-* no function over 80 lines in eval/ and compsuite/;
+* no function over 80 lines in the suite's packages (compsuite/, eval/, data_prep/,
+  fairseq_plugins/: every top-level folder of the checkout with an __init__.py);
 * study options declared as schemas: no study overrides validate().
 """
 from __future__ import annotations
@@ -28,6 +29,9 @@ SUITE = sorted(n for n, p in studies().items() if Path(p).parent == EXPERIMENTS_
 SHARED_EVAL = {"__init__.py", "metrics", "readers", "translators", "classifiers", "reports",
                "checkpoints.py"}
 MAX_LINES = 80
+#: the suite's Python packages: the installed ones (compsuite, and eval and data_prep
+#: under its namespace) and fairseq_plugins, shipped for fairseq's --user-dir
+PACKAGES = sorted(p.parent.name for p in ROOT.glob("*/__init__.py"))
 
 
 def python_files(*folders: str):
@@ -141,8 +145,9 @@ def test_no_module_imports_a_private_name_of_another():
 
 
 def test_no_function_is_over_80_lines():
+    assert {"compsuite", "eval", "data_prep", "fairseq_plugins"} <= set(PACKAGES), PACKAGES
     long = []
-    for p in python_files("eval", "compsuite"):
+    for p in python_files(*PACKAGES):
         for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lines = n.end_lineno - n.lineno + 1
