@@ -20,6 +20,7 @@ started and prints one line saying how to resume (exit 130 or 143).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shlex
 import sys
@@ -27,6 +28,9 @@ from pathlib import Path
 
 from compsuite.errors import ConfigError, UserError
 from compsuite.processes import Stopped, handlers
+
+#: the run name of ``--model-cmd``/``--hf-model`` (and of ``score``) without ``--name``
+DEFAULT_NAME = "system"
 
 
 def _fail(msg: str, code: int = 1) -> int:
@@ -128,26 +132,47 @@ def cmd_eval_consistency(a) -> int:
 def _study(a):
     """The study named on the command line, with the program of ``--model-cmd`` (if
     any) as one more, evaluate-only, run named ``--name``."""
+    from compsuite.commands import engine_settings, model_timeout, unused_engine
     from compsuite.registry import get_study
 
     study = get_study(a.study)
-    cmd, hf = getattr(a, "model_cmd", None), getattr(a, "hf_model", None)
-    if cmd and hf:
-        raise ConfigError("give --model-cmd or --hf-model, not both (one system per --name)")
+    cmd, hf = system_options(a)
     if cmd or hf:
         from compsuite.export import system_run
 
+        name = DEFAULT_NAME if a.name is None else a.name
         if cmd:
+            unused_engine(engine_settings(a), "a program (--model-cmd)", "it answers by itself")
             # the shell has expanded the command line already: taken as it is
-            system_run(study, a.name, "command", {"command": cmd, "timeout": a.model_timeout,
-                                                  "expand": False})
+            system_run(study, name, "command", {"command": cmd, "timeout": model_timeout(a),
+                                                "expand": False})
         else:
+            unused_engine(engine_settings(a), f"a Hugging Face model folder ({hf})",
+                          "transformers decodes it")
             args = {"model": hf, "train": False}
             if a.hf_prompt:
                 args["prompt"] = a.hf_prompt.replace("\\n", "\n")
-            system_run(study, a.name, "hf", args)
-        a.runs = list(dict.fromkeys([*(a.runs or []), a.name]))
+            system_run(study, name, "hf", args)
+        a.runs = list(dict.fromkeys([*(a.runs or []), name]))
     return study
+
+
+def system_options(a) -> tuple[str | None, str | None]:
+    """(``--model-cmd``, ``--hf-model``) of ``run``, checked: an option that belongs to
+    one of them is refused without it (rather than ignored while the whole profile
+    trains)."""
+    cmd, hf = getattr(a, "model_cmd", None), getattr(a, "hf_model", None)
+    if cmd and hf:
+        raise ConfigError("give --model-cmd or --hf-model, not both (one system per --name)")
+    needs = [("--hf-prompt", getattr(a, "hf_prompt", None), hf, "--hf-model"),
+             ("--model-timeout", getattr(a, "model_timeout", None), cmd, "--model-cmd"),
+             ("--name", getattr(a, "name", None), cmd or hf, "--model-cmd or --hf-model")]
+    for option, given, source, needed in needs:
+        if given is not None and not source:
+            raise ConfigError(f"{option} goes with {needed}, which is not given (without "
+                              "it the profile's own runs would run instead): add "
+                              f"{needed}, or leave out {option}")
+    return cmd, hf
 
 
 def _engine(a, study=None):
@@ -200,9 +225,27 @@ def cmd_report(a, study=None) -> int:
     out = Path(a.results_root) / study.name / profile
     out.mkdir(parents=True, exist_ok=True)
     written = study.report(profile, results, out)
-    print((out / "report.md").read_text())
-    print(f"results in {out}/ ({', '.join(Path(p).name for p in written)})")
+    print(headline(out / "report.md"))
+    print(f"\nthe whole report: {out / 'report.md'}; results in {out}/ "
+          f"({', '.join(Path(p).name for p in written)})")
     return 0
+
+
+def headline(report: Path, rows: int = 12) -> str:
+    """What ``run``, ``report`` and ``score`` print of a report (the whole of it is in
+    the file): its title, and its first table with the heading above it (at most
+    ``rows`` rows)."""
+    lines = report.read_text(encoding="utf-8").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("|")), len(lines))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")),
+               len(lines))
+    heads = [line for line in lines[:start] if line.startswith("#")]
+    table = lines[start:end]
+    more = len(table) - 2 - rows
+    shown = heads[:1] + heads[1:][-1:] + [""] + table[:rows + 2]
+    if more > 0:
+        shown.append(f"({more} more rows in {report.name})")
+    return "\n".join(shown)
 
 
 def cmd_export(a) -> int:
@@ -211,11 +254,24 @@ def cmd_export(a) -> int:
 
     m = export(get_study(a.study), a.profile, Path(a.out), Path(a.data_root), parts=a.parts,
                seeds=a.seeds, show=not a.quiet)
-    c = m["counts"]
-    print(f"wrote {a.out}/: {c['inputs']} inputs in {c['files']} files for {c['units']} units "
-          f"(manifest.json, README.md); {c['model_in_the_loop']} units need the model in "
-          "the loop (see README.md)")
+    print(export_summary(a.out, m["counts"]))
     return 0
+
+
+def export_summary(out: str, c: dict) -> str:
+    """What ``export`` prints: what it wrote, and what score cannot take from files
+    (whole units, and analyses of units otherwise exported), as README.md lists them."""
+    def count(n: int, one: str, many: str) -> str:
+        return f"{n} {one if n == 1 else many}"
+
+    units, analyses = c["model_in_the_loop"], c.get("analyses_needing_the_model", 0)
+    needs = ([count(units, "unit needs", "units need") + " the model in the loop"]
+             if units else []) + ([count(analyses, "analysis needs", "analyses need")
+                                   + " the model itself (not from files)"] if analyses else [])
+    return (f"wrote {out}/: {c['inputs']} inputs in {c['files']} files for "
+            f"{count(c['units'], 'unit', 'units')} (manifest.json, README.md); "
+            + (" and ".join(needs) + ": use a program (--model-cmd) for those, listed in "
+               "README.md" if needs else "score takes every test from these files"))
 
 
 def cmd_score(a) -> int:
@@ -226,9 +282,10 @@ def cmd_score(a) -> int:
                          Path(a.hyps), runs_root=Path(a.runs_root),
                          results_root=Path(a.results_root), data_root=Path(a.data_root),
                          name=a.name, show=not a.quiet)
-    print((out / "report.md").read_text())
-    print(f"results in {out}/" + (f"; {len(skipped)} units need the model in the loop "
-                                  "(listed at the end of report.md)" if skipped else ""))
+    print(headline(out / "report.md"))
+    print(f"\nthe whole report: {out / 'report.md'}; results in {out}/"
+          + (f"; {len(skipped)} units need the model in the loop (listed at the end of "
+             "report.md)" if skipped else ""))
     return 0
 
 
@@ -282,7 +339,9 @@ def add_exchange_commands(sub) -> None:
     sc.add_argument("--from", required=True, metavar="DIR", help="the folder export wrote")
     sc.add_argument("--hyps", required=True, metavar="DIR",
                     help="the answers: <unit>/<name>.hyp for each exported <unit>/<name>.src")
-    sc.add_argument("--name", default="system", help="the system's name in the report")
+    sc.add_argument("--name", default=DEFAULT_NAME,
+                    help="the system's name in the report and its folders, one plain folder "
+                         "name; scoring other answers under a name in use is refused")
     sc.add_argument("--runs-root", default="runs")
     sc.add_argument("--results-root", default="results")
     sc.add_argument("--data-root", default="DATA")
@@ -292,24 +351,26 @@ def add_exchange_commands(sub) -> None:
 
 def add_system_arguments(r) -> None:
     """``compsuite run``'s options that add the user's system as one more run."""
-    from compsuite.commands import positive_float
+    from compsuite.commands import MODEL_TIMEOUT, command_line, folder_path, positive_float
 
-    r.add_argument("--model-cmd", metavar="COMMAND",
+    r.add_argument("--model-cmd", metavar="COMMAND", type=command_line,
                    help="evaluate a program behind the command protocol "
                         "(docs/command_protocol.md) in every unit, as the run --name (the "
                         "profile's own runs only with --runs; the report lists every "
                         "result in the runs folder)")
-    r.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
-                   help="with --model-cmd: seconds one batch may take")
-    r.add_argument("--hf-model", metavar="DIR",
+    r.add_argument("--model-timeout", type=positive_float, metavar="S",
+                   help="with --model-cmd: seconds one batch may take (default "
+                        f"{MODEL_TIMEOUT:.0f})")
+    r.add_argument("--hf-model", metavar="DIR", type=folder_path,
                    help="evaluate a local Hugging Face model folder as it is (translator "
                         "or classifier, by its config) in every unit, as the run --name "
                         "(as --model-cmd)")
     r.add_argument("--hf-prompt", metavar="TEMPLATE",
                    help="with --hf-model: the prompt, {input} for the input "
                         "(default: the input alone)")
-    r.add_argument("--name", default="system",
-                   help="with --model-cmd or --hf-model: the run's name in the report")
+    r.add_argument("--name", metavar="NAME",
+                   help="with --model-cmd or --hf-model: the run's name in the report and "
+                        f"its folders, one plain folder name (default {DEFAULT_NAME})")
     from compsuite.commands import engine_arguments
 
     engine_arguments(r)   # over the profile's generation (docs/fast_decoding.md)
@@ -385,16 +446,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@contextlib.contextmanager
 def _output_lock(args):
     """A ``data`` command holds the lock of the folder it writes (``--out``: one
-    process per folder, as a run holds its runs and data folders)."""
-    import contextlib
-
-    from compsuite.locks import folder_lock
+    process per folder, as a run holds its runs and data folders), and refuses a folder
+    inside one that a run holds (``DATA/<study>``)."""
+    from compsuite.locks import folder_lock, inside_lock
 
     if args.command == "data" and getattr(args, "out", None):
-        return folder_lock(args.out, "data")
-    return contextlib.nullcontext()
+        with inside_lock(args.out), folder_lock(args.out, "data"):
+            yield
+    else:
+        yield
 
 
 def stopped_message(e: Stopped, argv: list[str]) -> str:

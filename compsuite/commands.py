@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
+
+from compsuite.errors import ConfigError
+
+#: seconds one batch of a program (``--model-cmd``) may take unless ``--model-timeout``
+MODEL_TIMEOUT = 600.0
 
 
 def positive_int(text: str) -> int:
@@ -24,6 +30,22 @@ def non_negative_int(text: str) -> int:
 def positive_float(text: str) -> float:
     """An argparse ``type`` for rates and scales: a number above zero."""
     return number(float, text, lambda v: v > 0, "a positive number")
+
+
+def command_line(text: str) -> str:
+    """An argparse ``type`` for ``--model-cmd``: a command, not an empty string (which
+    would otherwise be taken as no program at all)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError('expected a command, e.g. "python my_model.py", '
+                                         "not an empty string")
+    return text
+
+
+def folder_path(text: str) -> str:
+    """An argparse ``type`` for a folder option: a path, not an empty string."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, not an empty string")
+    return text
 
 
 def number(kind: type, text: str, fits, what: str):
@@ -88,30 +110,56 @@ def engine_settings(a: argparse.Namespace) -> dict:
 def program_arguments(sources, p: argparse.ArgumentParser, reads: str = "") -> None:
     """``--model-cmd`` (in ``sources``, the group of a command's model sources) and
     ``--model-timeout`` (in ``p``): a program behind the command protocol."""
-    sources.add_argument("--model-cmd", metavar="COMMAND",
+    sources.add_argument("--model-cmd", metavar="COMMAND", type=command_line,
                          help="a program behind the command protocol (JSON lines on stdin/"
                               "stdout; docs/command_protocol.md)" + (f"; {reads}" if reads
                                                                      else ""))
-    p.add_argument("--model-timeout", type=positive_float, default=600.0, metavar="S",
-                   help="with --model-cmd: seconds one batch may take (default 600)")
+    p.add_argument("--model-timeout", type=positive_float, default=None, metavar="S",
+                   help="with --model-cmd: seconds one batch may take (default "
+                        f"{MODEL_TIMEOUT:.0f})")
 
 
 def load_model(a: argparse.Namespace, kind: str = "translator", raw: str | Path | None = None):
     """The model a command's :func:`model_arguments` name, as a ``translator`` or a
     ``classifier``; ``raw``: the dataset folder a program is told of
     (``COMPSUITE_DATA``), where the command reads one."""
+    engine = engine_settings(a) if kind == "translator" else {}
     if getattr(a, "model_cmd", None):
         from compsuite.eval.translators.command import CommandModel
 
+        unused_engine(engine, "a program (--model-cmd)", "it answers by itself")
         env = {"COMPSUITE_DATA": str(Path(raw).resolve())} if raw is not None else None
         return CommandModel(a.model_cmd, batch_size=min(a.batch_size, 256),
-                            timeout=a.model_timeout, env=env)
+                            timeout=model_timeout(a), env=env)
+    if getattr(a, "model_timeout", None) is not None:
+        raise ConfigError("--model-timeout is the time a program may take: give it with "
+                          "--model-cmd, or leave it out")
     from compsuite.eval.checkpoints import load_model as load_checkpoint
 
     generation = {"batch_size": a.batch_size}
     if kind == "translator":
-        generation.update(max_length=512, **engine_settings(a))
+        if Path(a.checkpoint).is_dir():   # the hf backend's checkpoints are folders
+            unused_engine(engine, f"a Hugging Face model folder ({a.checkpoint})",
+                          "transformers decodes it")
+            engine = {}
+        generation.update(max_length=512, **engine)
     return load_checkpoint(a.checkpoint, a.data, kind, **generation)
+
+
+def model_timeout(a: argparse.Namespace) -> float:
+    """``--model-timeout``, or :data:`MODEL_TIMEOUT` where it was not given."""
+    given = getattr(a, "model_timeout", None)
+    return MODEL_TIMEOUT if given is None else given
+
+
+def unused_engine(settings: dict, model: str, instead: str) -> None:
+    """The notice (stderr, one line) that ``--engine ctranslate2`` does not decode
+    ``model``: CTranslate2 converts fairseq and OpenNMT-py Transformer checkpoints
+    only (docs/fast_decoding.md)."""
+    if settings.get("engine") == "ctranslate2":
+        print(f"compsuite: CTranslate2 cannot decode {model}: {instead} "
+              "(--engine ctranslate2 decodes fairseq and OpenNMT-py Transformer "
+              "checkpoints)", file=sys.stderr, flush=True)
 
 
 @contextmanager

@@ -38,12 +38,27 @@ FORMAT_VERSION = 1
 def system_run(study, name: str, toolkit: str, args: dict) -> Run:
     """An evaluate-only run of ``toolkit`` (files, command) added to ``study`` under a
     new name, with an architecture of the same name (how reports label it)."""
+    check_name(name)
     if name in study.runs or name in study.architectures:
         raise ConfigError(f"--name {name}: the study already has a run or an architecture "
                           "of that name")
     study.architectures[name] = {"paper_name": name, "evaluate_only": True}
     return study.runs.register(name, Run(name=name, architecture=name, toolkit=toolkit,
                                          args=args, source=f"the command line (--name {name})"))
+
+
+def check_name(name: str, option: str = "--name") -> str:
+    """A system's name names its folders (``runs/<study>/<profile>/<dataset>/<name>``,
+    ``results/<study>/<profile>-<name>``): one plain folder name, never a path that
+    leads elsewhere or into a folder of its own."""
+    bad = ("it is empty" if not name.strip() else
+           "it holds a path separator" if "/" in name or "\\" in name else
+           "it starts with '.'" if name.startswith(".") else
+           "it holds a control character" if any(ord(c) < 32 for c in name) else None)
+    if bad:
+        raise ConfigError(f"{option} {name!r}: {bad}; a name is one plain folder name, "
+                          "e.g. my-model")
+    return name
 
 
 def evaluate(engine, units, show: bool, folders: dict | None = None) -> tuple[dict, dict]:
@@ -186,6 +201,7 @@ def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
     from compsuite.engine import Engine
     from compsuite.locks import folder_lock
 
+    check_name(name)   # before anything is read: it names the folders written
     manifest = read_manifest(inputs, study.name, profile)
     if not Path(answers).is_dir():
         raise DataError(f"{answers}: no such folder (the answers: <unit>/<name>.hyp)")
@@ -199,6 +215,8 @@ def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
     folders = {u.path: exported.get((u.part, u.dataset, u.seed)) for u in planned}
     units = [u for u in planned if folders[u.path]]
     with folder_lock(engine.runs_dir, "runs"):
+        for u in units:   # another system's answers under this name: refused, as by run
+            engine.check_system(u, engine.runs_dir / u.path / "result.json")
         for u in units:   # answers may have changed since the last score: nothing reused
             shutil.rmtree(engine.runs_dir / u.path, ignore_errors=True)
         done, skipped = evaluate(engine, units, show, folders)

@@ -5,6 +5,11 @@ holder's PID and command) while the block runs.  A second process that wants the
 is refused with an error naming the PID that holds it.  The operating system releases
 the lock when its holder dies however it dies, so a lock file whose PID is gone is
 stale: the next process takes it over and says so.
+
+A run holds the folders it writes whole (``DATA/<study>``), while a ``compsuite data``
+command writes one folder that may lie inside them: :func:`inside_lock` holds, shared,
+the existing locks of the folders above it, so that neither starts while the other
+writes there.
 """
 from __future__ import annotations
 
@@ -50,6 +55,39 @@ def _read(fd: int) -> str:
     return os.read(fd, 4096).decode("utf-8", "replace")
 
 
+def _busy(where: str, path: Path, fd: int) -> FolderBusy:
+    """The error of a folder whose lock (``path``, open as ``fd``) another process holds;
+    ``where``: the folder, as the message begins with it."""
+    pid, cmd = _holder(_read(fd))
+    who = f"PID {pid}" + (f" ({cmd})" if cmd else "") if pid else "another process"
+    return FolderBusy(f"{where} is in use by {who}; wait for it "
+                      f"to finish, or stop it (kill {pid or '<pid>'}) and start again "
+                      f"(lock {path})")
+
+
+@contextlib.contextmanager
+def inside_lock(folder: str | os.PathLike) -> Iterator[None]:
+    """Hold, shared, the lock of every folder above ``folder`` that has a lock file (one
+    a run held, or holds): a folder inside one that a process holds is refused, naming
+    it, and that folder cannot be taken while the block runs.  Nothing is written (a
+    folder no run ever held has no lock file, and nothing to hold)."""
+    with contextlib.ExitStack() as stack:
+        for above in Path(folder).absolute().parents:
+            path = lock_path(above) if above.name else None
+            if path is None or not path.is_file():
+                continue
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:   # not ours to read: not one of the suite's folders
+                continue
+            stack.callback(os.close, fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise _busy(f"{folder}: inside {above}, which", path, fd) from None
+        yield
+
+
 @contextlib.contextmanager
 def folder_lock(folder: str | os.PathLike, what: str = "run",
                 note=lambda msg: print(msg, file=sys.stderr)) -> Iterator[Path]:
@@ -62,11 +100,7 @@ def folder_lock(folder: str | os.PathLike, what: str = "run",
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            pid, cmd = _holder(_read(fd))
-            who = f"PID {pid}" + (f" ({cmd})" if cmd else "") if pid else "another process"
-            raise FolderBusy(f"{folder}: the {what} folder is in use by {who}; wait for it "
-                             f"to finish, or stop it (kill {pid or '<pid>'}) and start again "
-                             f"(lock {path})") from None
+            raise _busy(f"{folder}: the {what} folder", path, fd) from None
         pid, cmd = _holder(_read(fd))
         if pid is not None and pid != os.getpid():
             state = "no longer running" if not _alive(pid) else "no longer holding it"

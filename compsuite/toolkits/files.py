@@ -235,6 +235,13 @@ class Replayer(Recorder):
 class FilesBackend(TextModelBackend):
     name = "files"
 
+    def system(self, run, profile: str) -> dict | None:
+        """Replayed answers are the system of the folder they are in (score refuses
+        another folder's under the same name); a recording is nobody's."""
+        if run.args.get("mode") != "replay":
+            return None
+        return {"answers": run.args.get("answers")}
+
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
               threads: int | None = None, extra: dict | None = None,
               show: bool = True) -> dict:

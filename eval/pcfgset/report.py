@@ -97,8 +97,8 @@ def header(study, profile: str, task_results: list[dict],
           "Each cell is mean ± std over seeds (a single seed shows no std); the tests run on "
           f"the profile's test runs ({', '.join(study.test_runs(study.profile(profile)))}).\n"]
     if profile != "paper":
-        md.append("The quick profile trains small models on a scaled-down PCFG SET for a few "
-                  "minutes each on CPU: its numbers show every step working end to end and "
+        md.append(f"The {profile} profile trains small models on a scaled-down PCFG SET for a "
+                  "few minutes each on CPU: its numbers show every step working end to end and "
                   "are not comparable with the paper's.\n")
     return md
 
@@ -112,8 +112,10 @@ def table3(study, profile: str, task_results: list[dict],
     archs = study.architectures
     test_runs = set(study.test_runs(study.profile(profile)))
     rows = []
+    # a system the user brought has no paper column (the paper has no number of it)
     head = ["row"] + [h for a in archs for h in (f"{archs[a]['paper_name']} (ours)",
-                                                  f"{archs[a]['paper_name']} (paper)")]
+                                                  f"{archs[a]['paper_name']} (paper)")
+                      [:1 if archs[a].get("evaluate_only") else 2]]
     significance = []
     for key, label, test in TABLE3:
         if test is None:
@@ -155,7 +157,8 @@ def table3_row(label: str, per_arch: dict, published: dict, archs: dict
     entry = {}
     for a in archs:
         vals = per_arch.get(a, {}).get("values", [])
-        row += [mean_std_cell(vals), paper_cell(published, a)]
+        row += [mean_std_cell(vals)] + ([] if archs[a].get("evaluate_only")
+                                        else [paper_cell(published, a)])
         if vals:
             mean, std = mean_std(vals)
             entry[a] = {"mean": mean, "std": std, "seeds": len(vals),
@@ -367,8 +370,8 @@ def task_report(results: list[dict], out_dir: str | Path, profile: str, study_ti
           "Sequence accuracy (exact match), greedy decoding; signature "
           f"`{summary[0]['signature']}`.\n", table]
     if profile != "paper":
-        md.append("\nThe quick profile trains small models on a scaled-down PCFG SET for a few "
-                  "minutes on CPU: its numbers show the pipeline working end to end and are "
+        md.append(f"\nThe {profile} profile trains small models on a scaled-down PCFG SET for "
+                  "a few minutes on CPU: its numbers show the pipeline working end to end and are "
                   "not comparable with the paper's.\n")
     significance = _pairwise_welch(groups, architectures)
     if any(t["t"] is not None for t in significance):

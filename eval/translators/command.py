@@ -179,7 +179,7 @@ class CommandModel:
         except queue.Empty:
             raise self._timed_out(task, len(inputs), "answering") from None
         if line is None:
-            raise self._failure(f"exited without answering a {task} request")
+            raise self._failure(f"exited without answering {article(task)} request")
         return self._outputs(self._decoded(line, task, first, len(inputs)), task, len(inputs))
 
     def _decoded(self, raw: bytes, task: str, first: int, n: int) -> str:
@@ -196,7 +196,7 @@ class CommandModel:
                 "or json.dumps' default ensure_ascii=True)") from None
 
     def _timed_out(self, task: str, n: int, doing: str) -> CommandError:
-        message = (f"{self.name}: no answer to a {task} request of {n} inputs within "
+        message = (f"{self.name}: no answer to {article(task)} request of {n} inputs within "
                    f"{self.timeout:g} s (still {doing} it; the timeout: raise it with "
                    "--model-timeout or the run's `timeout`)")
         self._broken = message
@@ -218,14 +218,14 @@ class CommandModel:
         outputs = answer["outputs"]
         if not isinstance(outputs, list) or len(outputs) != n:
             got = len(outputs) if isinstance(outputs, list) else type(outputs).__name__
-            raise CommandError(f"{self.name}: answered {got} outputs to a {task} request of "
-                               f"{n} inputs (one output per input, in order)")
+            raise CommandError(f"{self.name}: answered {got} outputs to {article(task)} "
+                               f"request of {n} inputs (one output per input, in order)")
         return outputs
 
     def _text(self, output: Any, task: str) -> str:
         if not isinstance(output, str):
-            raise CommandError(f"{self.name}: a {task} output is {_short(json.dumps(output))}, "
-                               "not a string")
+            raise CommandError(f"{self.name}: {article(task)} output is "
+                               f"{_short(json.dumps(output))}, not a string")
         return output
 
     def _vectors(self, vectors: list, task: str, allow_null: bool) -> list:
@@ -233,7 +233,7 @@ class CommandModel:
             if v is None and allow_null:
                 continue
             if not isinstance(v, list) or not all(isinstance(x, (int, float)) for x in v):
-                raise CommandError(f"{self.name}: a {task} output is "
+                raise CommandError(f"{self.name}: {article(task)} output is "
                                    f"{_short(json.dumps(v))}, not a list of numbers")
         sizes = {len(v) for v in vectors if v is not None}
         if len(sizes) > 1:
@@ -325,6 +325,11 @@ def _pairs(inputs: Sequence) -> list:
     """Inputs as JSON values: a string stays a string, a pair (or a triple with the raw
     extra streams) becomes a list."""
     return [x if isinstance(x, str) else list(x) for x in inputs]
+
+
+def article(task: str) -> str:
+    """``task`` with its article: "a translate", "an embed"."""
+    return ("an " if task[:1] in "aeiou" else "a ") + task
 
 
 def _short(text: str, most: int = 120) -> str:
