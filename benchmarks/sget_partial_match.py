@@ -35,9 +35,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from compsuite.data_prep.common.io import read_lines
 from compsuite.data_prep.sget.preprocess import read_released, segment_ja
 from compsuite.eval.sget import metrics, partial
+from compsuite.foundation.io import read_lines
 
 GEN_TOTAL = 76_000
 PARTICLE_SWAP = {"が": "を", "を": "が", "に": "が", "は": "を"}

@@ -26,7 +26,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from compsuite.errors import ConfigError, UserError
+from compsuite.foundation.errors import ConfigError, UserError
 from compsuite.processes import Stopped, handlers
 
 #: the run name of ``--model-cmd``/``--hf-model`` (and of ``score``) without ``--name``
@@ -85,9 +85,10 @@ def cmd_eval_accuracy(a) -> int:
 
 
 def cmd_eval_consistency(a) -> int:
-    from compsuite.data_prep.common.io import DataError, read_aligned, read_lines
     from compsuite.eval.metrics.consistency import consistency
     from compsuite.eval.readers.predictions import read_tsv
+    from compsuite.foundation.errors import DataError
+    from compsuite.foundation.io import read_aligned, read_lines
 
     if a.tsv_a and a.tsv_b:
         pa, pb = read_tsv(a.tsv_a), read_tsv(a.tsv_b)

@@ -10,7 +10,7 @@ from pathlib import Path
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 
 #: seconds one batch of a program (``--model-cmd``) may take unless ``--model-timeout``
 MODEL_TIMEOUT = 600.0
@@ -180,7 +180,7 @@ def model_source(a: argparse.Namespace) -> dict:
 
 
 def write_json(path: str | Path, obj: Any) -> None:
-    from compsuite.data_prep.common.io import atomic_open
+    from compsuite.foundation.io import atomic_open
 
     with atomic_open(path) as fh:
         json.dump(obj, fh, indent=2)

@@ -34,12 +34,13 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from compsuite.data_prep.common.io import atomic_open
-from compsuite.errors import ConfigError, ToolkitError
+from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.errors import ConfigError, ToolkitError
+from compsuite.foundation.io import atomic_open
 from compsuite.locks import folder_lock
 from compsuite.processes import check_stop
 from compsuite.registry import ROOT, Profile, Run, near, positive_int
-from compsuite.toolkits import Backend, Dataset, get_backend
+from compsuite.toolkits import Backend, get_backend
 
 if TYPE_CHECKING:  # pragma: no cover
     from compsuite.studies.base import Study

@@ -27,8 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError, atomic_open, sha256_file
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError, DataError
+from compsuite.foundation.io import atomic_open, sha256_file
 from compsuite.registry import Run
 
 MANIFEST = "manifest.json"

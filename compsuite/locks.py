@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-from compsuite.errors import UserError
+from compsuite.foundation.errors import UserError
 
 
 class FolderBusy(UserError, RuntimeError):

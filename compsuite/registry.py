@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, Ty
 
 import yaml
 
-from compsuite.errors import ConfigError, UserError
+from compsuite.foundation.errors import ConfigError, UserError
 
 if TYPE_CHECKING:  # pragma: no cover
     from compsuite.studies.base import Study
@@ -168,7 +168,7 @@ def load_mapping(path: str | Path, what: str = "a mapping at the top level") -> 
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except UnicodeDecodeError:
-        from compsuite.data_prep.common.io import not_utf8
+        from compsuite.foundation.io import not_utf8
 
         raise ConfigError(str(not_utf8(path) or f"{path}: not valid UTF-8")) from None
     except yaml.YAMLError as e:

@@ -2,7 +2,7 @@
 
 A study declares what its YAML may hold as dataclasses (a profile's own keys, the
 study's own top-level keys); :func:`check` reads a mapping into one of them and
-raises a :class:`~compsuite.errors.ConfigError` that names the file and the key path
+raises a :class:`~compsuite.foundation.errors.ConfigError` that names the file and the key path
 (and, for an unknown key or choice, the nearest valid one), the same errors whatever
 the study.  Types it understands:
 
@@ -37,7 +37,7 @@ import types
 import typing
 from typing import Annotated, Any, Callable, Literal, TypeVar, Union
 
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 from compsuite.registry import check_keys, near
 
 T = TypeVar("T")

@@ -5,14 +5,14 @@ Each loader imports its toolkit when called (through
 :func:`compsuite.toolkit_noise.import_toolkit`, which keeps its per-batch logging to
 warnings), and lets torch>=2.6 read the toolkit's checkpoints (see
 ``compsuite/torch_compat.py``).  A missing or unreadable checkpoint is a
-:class:`~compsuite.data_prep.common.io.DataError` naming the file.
+:class:`~compsuite.foundation.errors.DataError` naming the file.
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError
+from compsuite.foundation.errors import DataError
 
 
 def existing(checkpoint: str | Path) -> Path:
@@ -69,7 +69,8 @@ def load_model(checkpoint: str | Path, data: str | Path | None = None,
     the toolkit that wrote it (``toolkit`` to say which).  ``data``: the folder in that
     toolkit's format the model was trained on (fairseq: its dictionaries);
     ``generation``: ``batch_size``, ``max_length``, ``beam``."""
-    from compsuite.toolkits import Dataset, get_backend
+    from compsuite.foundation.dataset import Dataset
+    from compsuite.toolkits import get_backend
 
     if Path(checkpoint).is_dir():  # the hf backend's checkpoints are folders
         toolkit = toolkit or "hf"

@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from compsuite.foundation.dataset import Dataset
 from compsuite.registry import Run
-from compsuite.toolkits import Dataset, get_backend
+from compsuite.toolkits import get_backend
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = Path(os.environ.get("COMPSUITE_REFERENCE", ROOT.parent / "shared" / "reference"))

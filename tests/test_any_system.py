@@ -179,7 +179,7 @@ def check_nli(perfect, bad, roots):
 
     ((_, dataset), r), = perfect.items()
     assert all(v["score"]["whole"] == 100.0 for v in r["eval"].values())
-    from compsuite.data_prep.common.manifest import read_manifest
+    from compsuite.foundation.manifest import read_manifest
 
     raw = data("nli", dataset, roots).raw
     sets = read_manifest(raw)["statistics"]["eval_sets"]

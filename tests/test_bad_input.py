@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from compsuite.cli import main
-from compsuite.data_prep.common.io import DataError, iter_text
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import iter_text
 
 LATIN1 = "a b\ncafé x\n".encode("latin-1")        # é is 0xe9, line 2, byte 7
 SJIS = "猫がいる\n".encode("shift_jis")              # 0x94 0x4c ..., line 1, byte 0
@@ -81,7 +82,7 @@ def test_invalid_utf8_names_file_line_and_byte_offset(command, tmp_path, nli_dat
 
 
 def test_invalid_utf8_in_gzip_on_stdin_and_in_a_study_file(tmp_path, monkeypatch, capsys):
-    from compsuite.errors import ConfigError
+    from compsuite.foundation.errors import ConfigError
     from compsuite.registry import load_study
 
     gz = tmp_path / "corpus.en.gz"
@@ -158,7 +159,7 @@ def test_zero_or_negative_sizes_are_errors(command, option, what, value, capsys)
 def test_zero_sizes_are_errors_in_the_library_too():
     from compsuite.data_prep.ctlpp import CTLConfig
     from compsuite.data_prep.pcfgset.dataset import write_corpus
-    from compsuite.errors import ConfigError
+    from compsuite.foundation.errors import ConfigError
 
     with pytest.raises(ConfigError, match="n_pairs must be a positive integer, not 0"):
         write_corpus(Path("unused"), "small", n_pairs=0)

@@ -14,7 +14,7 @@ import pytest
 
 from compsuite.cli import main
 from compsuite.engine import Engine
-from compsuite.errors import ToolkitError
+from compsuite.foundation.errors import ToolkitError
 from compsuite.locks import FolderBusy, folder_lock
 
 
@@ -118,7 +118,7 @@ def test_score_refuses_another_systems_results_under_its_name(tmp_path, monkeypa
     """As run does: each stored result records its system (here its answers folder);
     before, score deleted another system's results and stored its own under the name."""
     import compsuite.export as export_module
-    from compsuite.data_prep.common.io import DataError
+    from compsuite.foundation.errors import DataError
     from compsuite.registry import get_study
 
     export, unit = fake_export(tmp_path, "mine")

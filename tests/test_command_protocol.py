@@ -165,9 +165,10 @@ def test_an_exited_program_is_not_restarted_silently(tmp_path):
 
 
 def test_command_backend_run_settings_and_environment(tmp_path, monkeypatch):
-    from compsuite.errors import ConfigError
+    from compsuite.foundation.dataset import Dataset
+    from compsuite.foundation.errors import ConfigError
     from compsuite.registry import Run
-    from compsuite.toolkits import Dataset, get_backend
+    from compsuite.toolkits import get_backend
 
     backend = get_backend("command")
     cmd = program(tmp_path, """

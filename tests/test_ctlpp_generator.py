@@ -162,14 +162,14 @@ def test_bad_configs_are_clear(kw, msg):
 
 
 def test_too_many_examples_for_the_graph_is_an_error(tmp_path):
-    from compsuite.errors import ConfigError
+    from compsuite.foundation.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"holds at most \d+ compositions at fill factor"):
         generate(tmp_path, CTLConfig(n_functions=8, max_length=3, n_train=20000, n_test=10))
 
 
 def test_malformed_tsv_names_the_line(tmp_path):
-    from compsuite.data_prep.common.io import DataError
+    from compsuite.foundation.errors import DataError
 
     f = tmp_path / "x.tsv"
     f.write_text("a 1\t2\nb 3\n")

@@ -110,11 +110,9 @@ def test_fairseq_rebuilds_length_batches_each_epoch(tmp_path):
     (but at the borders), and epoch 2's batches are not epoch 1's."""
     from compsuite.data_prep.ctlpp import CTLConfig, generate
     from compsuite.toolkits import get_backend
-    from compsuite.toolkits.base import Dataset
-    from fairseq import tasks
+    from compsuite.foundation.dataset import Dataset
+    from fairseq import options, tasks, utils
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-    from fairseq import options
-    from fairseq import utils
 
     utils.import_user_module(Namespace(user_dir=str(ROOT / "fairseq_plugins")))
     data = Dataset(tmp_path, ("train", "valid", "test_iid", "test_ood"), "tiny")

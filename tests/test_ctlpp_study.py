@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from compsuite.engine import Engine
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 from compsuite.registry import get_study, load_study
 from compsuite.toolkits import get_backend
 
@@ -115,7 +115,7 @@ def test_ctlpp_profile_data_scales_the_task(tmp_path):
     """A profile's `data:` sets any generator size (the quick profile's scaled-down
     task) and names the data folder; an unknown key is an error naming the file."""
     from compsuite import schema
-    from compsuite.data_prep.common.manifest import read_manifest
+    from compsuite.foundation.manifest import read_manifest
     from compsuite.registry import Profile
 
     study = get_study("ctlpp")

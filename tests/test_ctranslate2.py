@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from compsuite.errors import ConfigError, UserError
-from compsuite.eval.translators import ct2_backend as cb
-from compsuite.eval.translators import load_translator
+from compsuite.eval.translators import ct2_backend as cb, load_translator
+from compsuite.foundation.errors import ConfigError, UserError
 from compsuite.registry import Run
 from compsuite.toolkits import get_backend
 

@@ -7,9 +7,10 @@ import os
 import pytest
 
 from compsuite.engine import execute_parallel, stored
-from compsuite.errors import ConfigError, ToolkitError
+from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.registry import EVALUATIONS, Registry, RegistryError, Run, evaluation
-from compsuite.toolkits import Dataset, get_backend
+from compsuite.toolkits import get_backend
 from compsuite.toolkits.base import begin_run, finish_run
 
 

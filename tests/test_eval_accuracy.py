@@ -2,9 +2,9 @@
 
 import pytest
 
-from compsuite.data_prep.common.io import DataError
 from compsuite.eval.metrics.accuracy import accuracy_by, matches, sequence_accuracy
 from compsuite.eval.readers.predictions import read_fairseq_generate, read_plain, read_tsv
+from compsuite.foundation.errors import DataError
 
 
 @pytest.mark.parametrize("hyps,refs,acc", [

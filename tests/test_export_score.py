@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from compsuite.cli import main
-from compsuite.data_prep.common.io import DataError
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError, DataError
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,10 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
-from compsuite.errors import ConfigError  # noqa: E402
+from compsuite.foundation.dataset import Dataset  # noqa: E402
+from compsuite.foundation.errors import ConfigError  # noqa: E402
 from compsuite.registry import Run  # noqa: E402
-from compsuite.toolkits import Dataset, get_backend  # noqa: E402
+from compsuite.toolkits import get_backend  # noqa: E402
 from compsuite.toolkits.hf import Examples, Settings, settings  # noqa: E402
 
 PROMPT = "### Input: {input} ### Output:\n"
@@ -356,8 +357,8 @@ def test_a_gpt2_is_held_to_its_positions(tmp_path):
     """n_positions 24: a prompt that leaves no position is an error naming the input
     before any batch is decoded (it was an IndexError inside generate); generation
     stops where the positions end, batched as one at a time."""
-    from compsuite.data_prep.common.io import DataError
     from compsuite.eval.translators.hf_backend import prompt_ids
+    from compsuite.foundation.errors import DataError
 
     folder = tiny_gpt2(tmp_path / "gpt2", 24)
     backend = get_backend("hf")
@@ -387,7 +388,7 @@ def test_a_gpt2_is_held_to_its_positions(tmp_path):
 def test_a_bert_classifier_is_held_to_its_positions(tmp_path):
     """max_position_embeddings 16: a pair longer than that is an error naming it before
     any batch is classified (it was a RuntimeError inside the model)."""
-    from compsuite.data_prep.common.io import DataError
+    from compsuite.foundation.errors import DataError
 
     folder = tiny_bert(tmp_path / "bert", 16)
     c = get_backend("hf").load(folder, None, "classifier")
@@ -447,7 +448,7 @@ def test_training_cuts_examples_at_the_models_positions(tmp_path, capsys):
 def test_a_junk_config_is_not_a_model_config_naming_the_users_folder(tmp_path):
     """A config.json that is JSON but no model's was taken for a causal LM, and the
     classifier's error named the run's own folder."""
-    from compsuite.data_prep.common.io import DataError
+    from compsuite.foundation.errors import DataError
 
     junk = tmp_path / "junk"
     junk.mkdir()

@@ -14,10 +14,10 @@ pytest.importorskip("transformers")
 
 from conftest import edited_study  # noqa: E402
 
-from compsuite.data_prep.common.io import DataError  # noqa: E402
-from compsuite.errors import ConfigError  # noqa: E402
+from compsuite.foundation.dataset import Dataset  # noqa: E402
+from compsuite.foundation.errors import ConfigError, DataError  # noqa: E402
 from compsuite.registry import Run, get_study  # noqa: E402
-from compsuite.toolkits import Dataset, get_backend  # noqa: E402
+from compsuite.toolkits import get_backend  # noqa: E402
 from compsuite.toolkits.hf import plain, settings  # noqa: E402
 
 SGET_PROMPT = "### Input: {input} ### Output:\n"

@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from compsuite.data_prep.common.io import DataError
 from compsuite.data_prep.pcfgset import SMALL, interpret
 from compsuite.data_prep.pcfgset.splits import localism as make_localism
 from compsuite.eval.pcfgset import localism
 from compsuite.eval.translators import Translator
+from compsuite.foundation.errors import DataError
 
 from conftest import ROOT, reference_path
 

@@ -9,9 +9,9 @@ import pytest
 
 from conftest import reference_path
 
-from compsuite.data_prep.common.io import DataError
 from compsuite.data_prep.nli import adversaries as A
 from compsuite.data_prep.nli.snli import Pair, parse_tree, read_all
+from compsuite.foundation.errors import DataError
 
 
 def pair(parse: str, pid: str = "p1") -> Pair:

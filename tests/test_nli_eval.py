@@ -2,8 +2,8 @@
 any system's ``pairID<TAB>label`` file (errors name the file and line)."""
 import pytest
 
-from compsuite.data_prep.common.io import DataError
 from compsuite.eval.nli import scores as nli
+from compsuite.foundation.errors import DataError
 
 
 def test_accuracy_and_cs_rows():

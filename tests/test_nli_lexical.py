@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 from conftest import reference_path
 
-from compsuite.data_prep.common.io import DataError
+from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.data_prep.nli.snli import Pair, read_all
-from compsuite.errors import ConfigError
 from compsuite.eval.nli import lexical as L
 from compsuite.eval.classifiers.base import Classifier
 

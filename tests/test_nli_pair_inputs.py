@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from compsuite.data_prep.common import writers
-from compsuite.data_prep.common.io import DataError
+from compsuite.foundation.errors import DataError
 
 ROOT = Path(__file__).resolve().parent.parent
 USER_DIR = ROOT / "fairseq_plugins"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 from compsuite.registry import get_study
 
 from conftest import ROOT, edited_study
@@ -235,8 +235,8 @@ def test_paper_profile_shape_end_to_end(nli_files, tmp_path, monkeypatch):
 
 
 def test_pair_writer_checks_name_file_and_line(tmp_path):
-    from compsuite.data_prep.common.io import DataError
     from compsuite.data_prep.common.writers import check_pairs
+    from compsuite.foundation.errors import DataError
 
     def write(split, premise, hypothesis, label):
         for side, lines in (("premise", premise), ("hypothesis", hypothesis),

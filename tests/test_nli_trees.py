@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from compsuite.data_prep.common.io import DataError
 from compsuite.data_prep.nli import corpus, trees
 from compsuite.data_prep.nli.snli import parse_tree, read_all
+from compsuite.foundation.errors import DataError
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT.parent / "shared" / "reference" / "nli" / "snli_1.0_dev_sample.jsonl"

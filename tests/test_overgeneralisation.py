@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from compsuite.data_prep.common.io import DataError
 from compsuite.eval.pcfgset import overgeneralisation as og
+from compsuite.foundation.errors import DataError
 
 from conftest import ROOT
 

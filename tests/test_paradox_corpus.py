@@ -4,9 +4,9 @@ translation of each idiom sentence holding a keyword while its idiomatic transla
 not, determinism, and the speech grammar's format errors."""
 import pytest
 
-from compsuite.data_prep.common.io import DataError
 from compsuite.data_prep.paradox import corpus as C, items, translate
 from compsuite.eval.paradox import metrics as P
+from compsuite.foundation.errors import DataError
 
 
 def test_idioms_keywords_and_translations():

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import reference_path
 
-from compsuite.data_prep.common.io import DataError
 from compsuite.data_prep.paradox import generate, lexicon, templates as T, translate
+from compsuite.foundation.errors import DataError
 
 # English (Table 3's examples and others) -> the Dutch the rules must give, written by hand
 EXAMPLES = [

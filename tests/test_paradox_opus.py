@@ -14,9 +14,8 @@ import pytest
 from conftest import edited_study
 
 from compsuite.cli import main
-from compsuite.data_prep.common.io import DataError
 from compsuite.data_prep.paradox import corpus, opus
-from compsuite.errors import ConfigError, ToolkitError
+from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
 
 MESSY_EN = ["", "one two three four five six seven eight nine ten eleven twelve",
             "Hello, world - \"quoted\" text's here.", "x " * 300]

@@ -10,7 +10,7 @@ import pytest
 from conftest import edited_study
 
 from compsuite.cli import main
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 from compsuite.registry import get_study
 from compsuite.toolkits import get_backend
 

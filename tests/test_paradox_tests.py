@@ -7,9 +7,9 @@ import pytest
 
 from conftest import reference_path
 
-from compsuite.data_prep.common.io import DataError
 from compsuite.data_prep.paradox import items, templates as T, testsets as S, translate
 from compsuite.eval.paradox import metrics as P
+from compsuite.foundation.errors import DataError
 
 SEMI = {  # hand-made lines in the released semi-natural shapes (templates 1-10)
     1: ["The painters want to submit a report on the state of the roads .",

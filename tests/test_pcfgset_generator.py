@@ -4,10 +4,10 @@ from dataclasses import replace
 
 import pytest
 
-from compsuite.data_prep.common.io import sha256_file
 from compsuite.data_prep.pcfgset import FULL, SMALL, describe, generate, interpret, parse
 from compsuite.data_prep.pcfgset.generate import sample_pairs
 from compsuite.data_prep.pcfgset.grammar import FUNCTIONS
+from compsuite.foundation.io import sha256_file
 
 from conftest import reference_path
 

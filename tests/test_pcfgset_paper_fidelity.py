@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from compsuite.foundation.dataset import Dataset
 from compsuite.registry import get_study
-from compsuite.toolkits import Dataset, get_backend
+from compsuite.toolkits import get_backend
 
 STUDY = get_study("pcfgset")
 PAPER = STUDY.profile("paper")
@@ -229,8 +230,8 @@ def test_validation_accuracy_belongs_to_the_checkpoint_saved_next():
 
 
 def test_the_first_of_equal_best_checkpoints_is_scored(tmp_path):
-    from compsuite.errors import ConfigError
     from compsuite.eval.pcfgset.checkpoint_selection import best_onmt_checkpoint
+    from compsuite.foundation.errors import ConfigError
 
     (tmp_path / "train.log").write_text(LOG)
     ckpts = [(s, tmp_path / f"model_step_{s}.pt") for s in (1247, 2494, 3741, 3745)]
@@ -307,8 +308,8 @@ def test_paper_decoding_has_the_2018_length_penalty(tmp_path):
     """OpenNMT-py of November 2018 ranked beam hypotheses without a length penalty
     (onmt/opts.py:546 'none'); 3.5's default is 'avg': the paper profile asks for
     none, onmt_translate is told so, and a wrong value is refused by name."""
-    from compsuite.errors import ConfigError
     from compsuite.eval.translators.onmt_backend import length_penalty_args
+    from compsuite.foundation.errors import ConfigError
 
     assert PAPER.generation["length_penalty"] == "none"
     assert length_penalty_args("none") == ["-length_penalty", "none"]
@@ -319,8 +320,8 @@ def test_paper_decoding_has_the_2018_length_penalty(tmp_path):
 
 def test_onmt_translate_is_told_the_length_penalty(tmp_path, monkeypatch):
     import compsuite.toolkits.onmt as onmt
+    from compsuite.foundation.dataset import Dataset
     from compsuite.toolkits import get_backend
-    from compsuite.toolkits.base import Dataset
 
     seen = []
 

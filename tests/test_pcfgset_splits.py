@@ -3,7 +3,7 @@ from dataclasses import replace
 
 import pytest
 
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 from compsuite.data_prep.pcfgset import FULL, interpret, parse
 from compsuite.data_prep.pcfgset.grammar import TWIN_SUFFIX, base_function
 from compsuite.data_prep.pcfgset.splits import (

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from compsuite.engine import Engine
-from compsuite.errors import ConfigError
 from compsuite.eval.pcfgset.report import build_report, task_report
+from compsuite.foundation.errors import ConfigError
 from compsuite.registry import get_study
 
 TASK = "task/lstms2s-onmt/seed1"

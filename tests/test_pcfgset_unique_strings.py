@@ -14,7 +14,7 @@ from compsuite.data_prep.pcfgset import FULL, SMALL, generate
 from compsuite.data_prep.pcfgset.generate import StringPool, repeated_strings, sample_pairs
 from compsuite.data_prep.pcfgset.splits import (localism, overgeneralisation, per_function,
                                                   productivity, substitutivity, systematicity)
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 
 from conftest import reference_path
 

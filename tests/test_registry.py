@@ -2,7 +2,7 @@
 backends' registry."""
 import pytest
 
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 from compsuite.registry import (ROOT, Registry, RegistryError, deep_merge, get_study, load_study,
                                 read_yaml, studies)
 

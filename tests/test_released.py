@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from compsuite.data_prep.common.io import DataError
 from compsuite.eval.pcfgset.released import (read_localism_log, read_overgeneralisation_log,
                                              score_released, summarise)
+from compsuite.foundation.errors import DataError
 
 HEADER = "source\ttarget\tprediction\n"
 

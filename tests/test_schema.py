@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import pytest
 
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 from compsuite.schema import PositiveInt, check, each, increasing, keys, within
 
 WHERE = "x.yaml: profiles.quick"

@@ -12,14 +12,13 @@ import pytest
 
 from conftest import reference_path
 
-from compsuite.data_prep.common.io import DataError
-from compsuite.data_prep.sget import patterns as P
-from compsuite.data_prep.sget import selection
+from compsuite.data_prep.sget import patterns as P, selection
 from compsuite.data_prep.sget.generate import generate, main, n_words
 from compsuite.data_prep.sget.grammar import parse
 from compsuite.data_prep.sget.lexicon import load
 from compsuite.data_prep.sget.translate import tokenize, translate
 from compsuite.data_prep.sget.trees import argument_pairs, construction, content_words, depths
+from compsuite.foundation.errors import DataError
 
 SCALE = 0.02
 FILES = ("train.txt", "dev.txt", "test.txt", "gen.txt", "gen_info.tsv")
@@ -355,7 +354,7 @@ def test_every_line_translates_to_its_japanese(run):
 
 # ----------------------------------------------------------------------------- manifest
 def test_manifest_matches_the_files(run):
-    from compsuite.data_prep.common.io import sha256_file
+    from compsuite.foundation.io import sha256_file
 
     m = json.loads((run.path / "manifest.json").read_text())
     assert m["counts"] == {s: len(v) for s, v in run.split.items()}

@@ -13,7 +13,7 @@ import yaml
 
 from conftest import edited_study
 
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 from compsuite.registry import get_study
 
 STUDY = get_study("sget")
@@ -51,8 +51,9 @@ MODEL = {
 def parsed_options(run_name, tmp_path, monkeypatch, gpu: bool):
     """The run's paper config as the suite writes it, read by onmt_train's own parser
     (the toolkit's defaults filled in)."""
+    from compsuite.foundation.dataset import Dataset
     from compsuite.toolkit_noise import import_toolkit
-    from compsuite.toolkits import Dataset, onmt
+    from compsuite.toolkits import onmt
 
     monkeypatch.setattr(onmt, "cuda_available", lambda: gpu)
     data = Dataset(tmp_path, ("train", "valid"), formats={"onmt": tmp_path})
@@ -133,7 +134,8 @@ def test_beam_search_options_are_onmt_translates_defaults_of_3_4_3():
 
 
 def test_onmt_translate_is_called_with_the_paper_decoding(tmp_path, monkeypatch):
-    from compsuite.toolkits import Dataset, onmt
+    from compsuite.foundation.dataset import Dataset
+    from compsuite.toolkits import onmt
 
     seen = []
 

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import reference_path
 
-from compsuite.data_prep.common.io import DataError
 from compsuite.data_prep.sget import preprocess as pp
+from compsuite.foundation.errors import DataError
 
 # ----------------------------------------------------------------------------- hand-made data
 NOUNS = [("dog", "犬"), ("cat", "猫"), ("teacher", "教師"), ("girl", "少女"), ("boy", "少年"),

@@ -11,8 +11,8 @@ import pytest
 from conftest import edited_study
 import yaml
 
-from compsuite.data_prep.common.io import DataError, read_lines, write_lines
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError, DataError
+from compsuite.foundation.io import read_lines, write_lines
 from compsuite.registry import get_study
 
 
@@ -92,7 +92,8 @@ def test_plan_parts_with_their_own_runs_and_seeds():
 
 
 def test_paper_runs_keep_the_authors_settings_and_add_fp16_on_a_gpu(tmp_path, monkeypatch):
-    from compsuite.toolkits import Dataset, onmt
+    from compsuite.foundation.dataset import Dataset
+    from compsuite.toolkits import onmt
 
     study = get_study("sget")
     data = Dataset(tmp_path, ("train", "valid"), formats={"onmt": tmp_path})
@@ -112,7 +113,8 @@ def test_paper_runs_keep_the_authors_settings_and_add_fp16_on_a_gpu(tmp_path, mo
 
 
 def test_open_vocabulary_datasets_reach_the_writers(tmp_path, monkeypatch):
-    from compsuite.toolkits import Dataset, fairseq, onmt
+    from compsuite.foundation.dataset import Dataset
+    from compsuite.toolkits import fairseq, onmt
 
     seen = {}
     monkeypatch.setattr(onmt, "write_onmt", lambda *a, **k: seen.update(onmt=k))
@@ -254,7 +256,7 @@ def encoded_tiny(tmp_path_factory):
 
 
 def test_data_folders_and_corpus(encoded_tiny):
-    from compsuite.data_prep.common.manifest import read_manifest
+    from compsuite.foundation.manifest import read_manifest
 
     root = encoded_tiny.root
     assert root.parts[-4:] == ("sget", "main", "scale0.005", "seed1")

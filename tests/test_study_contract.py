@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from compsuite.engine import Engine
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 from compsuite.registry import get_study, load_study, studies
 
 from conftest import ROOT

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compsuite.errors import ToolkitError
 from compsuite.eval.metrics.accuracy import accuracy_with_breakdown
 from compsuite.eval.pcfgset.evaluations import structure_features
+from compsuite.foundation.errors import ToolkitError
 from compsuite.registry import Run
 from compsuite.toolkits import get_backend
 

@@ -5,9 +5,10 @@ import stat
 
 import pytest
 
-from compsuite.data_prep.common.io import DataError, read_aligned, write_lines
-from compsuite.data_prep.common.manifest import is_complete
 from compsuite.data_prep.common.writers import write_fairseq, write_onmt
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import read_aligned, write_lines
+from compsuite.foundation.manifest import is_complete
 
 
 def test_fairseq_binarisation(small_corpus, tmp_path):
@@ -92,9 +93,9 @@ def test_fairseq_extra_evaluation_sets(small_corpus, tmp_path):
 def test_written_files_are_as_readable_as_the_umask_allows(tmp_path, mask, mode):
     """Results and data written atomically get the mode an ordinary open would give
     them (the temporary file is private only until it is complete)."""
-    from compsuite.data_prep.common.io import atomic_open, current_umask, write_text
     from compsuite.engine import stored
     from compsuite.eval.reports.tables import write_report
+    from compsuite.foundation.io import atomic_open, current_umask, write_text
 
     old = os.umask(mask)
     try:

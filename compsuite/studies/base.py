@@ -31,7 +31,7 @@ from compsuite.registry import Profile, Run, StudySpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from compsuite.engine import Context, Unit
-    from compsuite.toolkits import Dataset
+    from compsuite.foundation.dataset import Dataset
 
 
 class Study:

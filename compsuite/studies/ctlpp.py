@@ -33,10 +33,11 @@ from compsuite.data_prep.ctlpp import CTLConfig
 from compsuite.data_prep.ctlpp.dataset import PLAN_FIELDS, VARIANT_NAMES, s_cell
 import compsuite.eval.ctlpp.analyses  # noqa: F401  (registers the 'ctlpp' breakdown)
 from compsuite.engine import Context, Unit
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 from compsuite.registry import Profile, near
 from compsuite.studies.base import Study
-from compsuite.toolkits import Dataset, data_backend_names
+from compsuite.foundation.dataset import Dataset
+from compsuite.toolkits import data_backend_names
 
 #: the variants a profile's ``variants`` may name (S is the grid's)
 TABLE1_VARIANTS = ("A", "R")

@@ -52,11 +52,11 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from compsuite.engine import Context, Unit
-from compsuite.errors import ConfigError
+from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.errors import ConfigError
 from compsuite.registry import ROOT, Profile, check_keys, near
 from compsuite.schema import PositiveInt, non_empty, within
 from compsuite.studies.base import Study
-from compsuite.toolkits import Dataset
 
 #: a row's variant: the original model, bag-of-words (recurrent layers replaced by
 #: feed-forward ones) or trained on word-shuffled sentences (Table 3)
@@ -254,11 +254,11 @@ class NLI(Study):
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, ctx: Context) -> dict:
-        from compsuite.data_prep.common.manifest import read_manifest
         from compsuite.data_prep.nli import corpus
         from compsuite.eval.nli import scores
         from compsuite.eval.nli.predict import predict_split, to_predict
         from compsuite.eval.translators.base import progress
+        from compsuite.foundation.manifest import read_manifest
 
         lambdas = [float(v) for v in ctx.profile.settings.lambdas]
         raw = ctx.data.raw
@@ -370,11 +370,11 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_score(a) -> int:
-    from compsuite.data_prep.common.io import atomic_open
-    from compsuite.data_prep.common.manifest import read_manifest
     from compsuite.data_prep.nli.corpus import read_lms, read_split
     from compsuite.eval.nli import scores as score
     from compsuite.eval.nli.lexical import check_lambda
+    from compsuite.foundation.io import atomic_open
+    from compsuite.foundation.manifest import read_manifest
 
     root = Path(a.data)
     m = read_manifest(root / "raw")

@@ -44,14 +44,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
-from compsuite.data_prep.common.io import DataError
 from compsuite.data_prep.paradox.opus import SMALL_PAIRS
 from compsuite.engine import Context, Unit
-from compsuite.errors import ConfigError
+from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.registry import Profile, near
 from compsuite.schema import PositiveInt, increasing, non_empty
 from compsuite.studies.base import Study
-from compsuite.toolkits import Dataset
 
 OPUS_SIZES = {"small": "about 1M pairs", "medium": "one eighth of the corpus",
               "full": "the whole corpus (69M pairs in the paper)"}
@@ -244,8 +243,8 @@ def list_models(out_dir: Path, results: list[dict]) -> None:
     seeds, checkpoint) to ``report.md`` and ``report.json``."""
     import json
 
-    from compsuite.data_prep.common.io import atomic_open
     from compsuite.eval.reports.tables import markdown_table
+    from compsuite.foundation.io import atomic_open
 
     models: dict[tuple, dict] = {}
     for r in results:
@@ -335,10 +334,10 @@ def cmd_score(a) -> int:
     import json
 
     from compsuite.commands import write_json
-    from compsuite.data_prep.common.io import read_lines
     from compsuite.data_prep.paradox.dataset import item_tables
     from compsuite.eval.paradox.evaluate import read_test
     from compsuite.eval.paradox.metrics import score_test
+    from compsuite.foundation.io import read_lines
 
     inputs, samples = read_test(Path(a.tests), a.test)
     if a.hyps:

@@ -36,14 +36,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from compsuite.data_prep.common.io import DataError, iter_lines, stdin_lines
 from compsuite.data_prep.pcfgset import CONFIGS
 from compsuite.data_prep.pcfgset.splits import TESTS
 from compsuite.engine import Context, Unit
-from compsuite.errors import ConfigError
+from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.errors import ConfigError, DataError
+from compsuite.foundation.io import iter_lines, stdin_lines
 from compsuite.registry import EVALUATIONS, Profile, check_keys, near
 from compsuite.studies.base import Study
-from compsuite.toolkits import Dataset, backend_names, data_backend_names
+from compsuite.toolkits import backend_names, data_backend_names
 
 import compsuite.eval.pcfgset.evaluations  # noqa: F401  (registers the evaluations)
 
@@ -299,9 +300,9 @@ def cmd_interpret(a) -> int:
 
 
 def cmd_stats(a) -> int:
-    from compsuite.data_prep.common.io import read_lines
     from compsuite.data_prep.pcfgset.generate import describe
     from compsuite.data_prep.pcfgset.grammar import PCFGSyntaxError
+    from compsuite.foundation.io import read_lines
 
     try:
         stats = describe(read_lines(a.file))
@@ -344,8 +345,8 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
 
 def cmd_localism(a) -> int:
     from compsuite.commands import model_in_the_loop, model_source, show
-    from compsuite.data_prep.common.io import atomic_open
     from compsuite.eval.pcfgset import localism
+    from compsuite.foundation.io import atomic_open
 
     samples = localism.read_unrolled(a.unrolled)
     with model_in_the_loop(a) as translator:

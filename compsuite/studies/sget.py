@@ -43,11 +43,11 @@ from typing import Annotated, Literal
 from compsuite.data_prep.sget.dataset import PARTS
 from compsuite.data_prep.sget.preprocess import EN_VOCAB, JA_VOCAB
 from compsuite.engine import Context, Unit
-from compsuite.errors import ConfigError
+from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.errors import ConfigError
 from compsuite.registry import Profile, near, seed_list
 from compsuite.schema import PositiveInt, join, within
 from compsuite.studies.base import Study
-from compsuite.toolkits import Dataset
 
 
 #: the toolkits whose checkpoints SGET's selection reads (by training step)
@@ -264,10 +264,10 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
 
 def cmd_score(a) -> int:
     from compsuite.commands import show, write_json
-    from compsuite.data_prep.common.io import atomic_open, read_lines
     from compsuite.data_prep.sget.preprocess import read_released
     from compsuite.eval.reports.tables import markdown_table
     from compsuite.eval.sget.scoring import score_folder, score_rows
+    from compsuite.foundation.io import atomic_open, read_lines
 
     folder = Path(a.data)
     rows = read_released(folder / f"{a.split}.txt")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import Backend, Dataset  # noqa: F401
+from .base import Backend
 
 _EXTRA: dict[str, Backend] = {}
 

@@ -22,58 +22,13 @@ import json
 import os
 import re
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compsuite.data_prep.common.io import atomic_open, write_text
-from compsuite.errors import ConfigError, ToolkitError
+from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.errors import ConfigError, ToolkitError
+from compsuite.foundation.io import atomic_open, write_text
 from compsuite.processes import child
-
-
-@dataclass
-class Dataset:
-    """One dataset: its raw text (``raw/{split}.{src,tgt}`` + ``manifest.json``) and the
-    toolkit-format folders written from it (``formats``: toolkit -> folder)."""
-
-    root: Path
-    splits: tuple[str, ...] = ("train", "valid", "test")
-    label: str = ""
-    formats: dict[str, Path] = field(default_factory=dict)
-    #: test splits may hold tokens the training split lacks (open-vocabulary subwords:
-    #: the toolkit maps them to its unknown token) instead of that being an error
-    allow_unknown: bool = False
-    #: one source-and-target vocabulary (fairseq's --joined-dictionary), for models that
-    #: share all embeddings (--share-all-embeddings)
-    joined_dictionary: bool = False
-    #: the raw files' shape: ``text_to_text`` (``raw/{split}.{src,tgt}``) or
-    #: ``sentence_pair`` (``raw/{split}.{premise,hypothesis,label}``, a pair classified)
-    layout: str = "text_to_text"
-    #: the same splits as plain, untokenised text (``{split}.src``, ``{split}.tgt``), for
-    #: models that bring their own tokenizer (the hf backend); None: the dataset has none
-    text: Path | None = None
-
-    @property
-    def raw(self) -> Path:
-        return self.root / "raw"
-
-    def folder(self, toolkit: str) -> Path:
-        """The folder in ``toolkit``'s format (an error if it was not written)."""
-        if toolkit not in self.formats:
-            raise ConfigError(f"{self.root}: no {toolkit} data was prepared "
-                              f"(have: {', '.join(self.formats) or 'raw text only'})")
-        return self.formats[toolkit]
-
-    def checksum(self) -> str | None:
-        """A digest of the raw files' checksums in the manifest (stable across
-        regenerations of the same data, unlike the manifest's creation time)."""
-        from compsuite.data_prep.common.manifest import read_manifest
-
-        m = read_manifest(self.raw)
-        if m is None:
-            return None
-        return hashlib.sha256(json.dumps(m.get("sha256", {}), sort_keys=True).encode()
-                              ).hexdigest()
 
 
 class Backend:
@@ -179,8 +134,8 @@ def translate_split(backend: Backend, trained: dict, data: Dataset, text: Path, 
     """``run_dir/pred-{split}.txt`` (or ``name``): the backend's translator (or
     ``model``, loaded already) on ``text/{split}.src``, one output per line (kept: a
     resumed evaluation reads it back)."""
-    from compsuite.data_prep.common.io import read_lines
     from compsuite.eval.translators.base import closing, name_inputs, translate
+    from compsuite.foundation.io import read_lines
 
     out = Path(run_dir) / (name or f"pred-{split}.txt")
     if out.is_file():

@@ -31,12 +31,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated
 
-from compsuite.data_prep.common.io import DataError, atomic_open
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError, DataError
+from compsuite.foundation.io import atomic_open
 from compsuite.registry import ROOT
 from compsuite.schema import check, positive, within
 
-from .base import Dataset, TextModelBackend, merge
+from compsuite.foundation.dataset import Dataset
+from .base import TextModelBackend, merge
 
 #: what an evaluate-only run's folder holds: the program and its settings
 SETTINGS_FILE = "command.json"

@@ -32,15 +32,16 @@ import shlex
 import time
 from pathlib import Path
 
-from compsuite.data_prep.common.io import atomic_open
 from compsuite.data_prep.common.writers import (fairseq_subsets, toolkit_command, write_fairseq,
                                                 write_fairseq_pairs)
-from compsuite.errors import ConfigError, ToolkitError
+from compsuite.foundation.errors import ConfigError, ToolkitError
+from compsuite.foundation.io import atomic_open
 from compsuite.processes import set_aside_incomplete
 from compsuite.registry import ROOT
 
-from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
-                   run_to_file, run_with_progress, thread_env, to_cli)
+from compsuite.foundation.dataset import Dataset
+from .base import (Backend, begin_run, config_hash, cuda_available, finish_run, merge, run_to_file,
+                   run_with_progress, thread_env, to_cli)
 
 USER_DIR = ROOT / "fairseq_plugins"
 
@@ -183,9 +184,9 @@ class FairseqBackend(Backend):
         fairseq-generate writes it (``S-``/``T-`` lines as fairseq renders the source
         and the reference, ``H-``/``D-`` the output; no scores: ``nan``); None where
         CTranslate2 cannot decode the model (fairseq-generate then does)."""
-        from compsuite.data_prep.common.io import read_aligned
         from compsuite.eval.translators.base import closing, name_inputs, translate
         from compsuite.eval.translators.ct2_backend import prediction_tag
+        from compsuite.foundation.io import read_aligned
 
         out = run_dir / f"generate-{split}.{prediction_tag(generation)}.txt"
         if out.is_file():

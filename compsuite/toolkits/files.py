@@ -25,10 +25,11 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from compsuite.data_prep.common.io import DataError, atomic_open, read_lines
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError, DataError
+from compsuite.foundation.io import atomic_open, read_lines
 
-from .base import Dataset, TextModelBackend
+from compsuite.foundation.dataset import Dataset
+from .base import TextModelBackend
 
 #: the settings file a files run writes into each unit folder (its "checkpoint")
 SETTINGS_FILE = "files.json"

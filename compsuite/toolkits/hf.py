@@ -56,14 +56,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from compsuite.data_prep.common.io import DataError, atomic_open, read_lines
-from compsuite.errors import ConfigError, ToolkitError
+from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
+from compsuite.foundation.io import atomic_open, read_lines
 from compsuite.schema import PositiveInt, check, join
 
 from compsuite.eval.translators.hf_backend import (META, ensure_padding, folder_kind, model_class,
                                                     position_limit, prompt_ids)
 
-from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
+from compsuite.foundation.dataset import Dataset
+from .base import (Backend, begin_run, config_hash, cuda_available, finish_run, merge,
                    run_with_progress, thread_env, translate_split)
 
 #: the training process never reaches the Hugging Face hub

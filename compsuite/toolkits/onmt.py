@@ -21,13 +21,14 @@ from pathlib import Path
 
 import yaml
 
-from compsuite.data_prep.common.io import atomic_open
 from compsuite.data_prep.common.writers import run_logged, toolkit_command, write_onmt
-from compsuite.errors import ConfigError, ToolkitError
+from compsuite.foundation.errors import ConfigError, ToolkitError
+from compsuite.foundation.io import atomic_open
 from compsuite.processes import set_aside_incomplete
 from compsuite.registry import ROOT, load_mapping
 
-from .base import (Backend, Dataset, begin_run, config_hash, cuda_available, finish_run, merge,
+from compsuite.foundation.dataset import Dataset
+from .base import (Backend, begin_run, config_hash, cuda_available, finish_run, merge,
                    run_with_progress, thread_env, translate_split)
 
 

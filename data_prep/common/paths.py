@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
 
 _VAR = re.compile(r"\$\{?(\w+)\}?")
 

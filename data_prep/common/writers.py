@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from compsuite.errors import ToolkitError
+from compsuite.foundation.errors import DataError, ToolkitError
+from compsuite.foundation.io import atomic_open, iter_lines
+from compsuite.foundation.manifest import is_complete, write_manifest
 from compsuite.processes import run
-
-from .io import DataError, atomic_open, iter_lines
-from .manifest import is_complete, write_manifest
 
 SPLITS = ("train", "valid", "test")
 
@@ -366,7 +365,8 @@ def write_with_toolkits(out: str | Path, write_raw: Callable[[Path], dict],
     """A ``compsuite data <study> generate`` corpus: ``write_raw(folder)`` writes the
     text and returns its manifest, into ``out`` itself, or with ``toolkits`` into
     ``out/raw`` with each toolkit's format written beside it by its backend."""
-    from compsuite.toolkits import Dataset, get_backend
+    from compsuite.foundation.dataset import Dataset
+    from compsuite.toolkits import get_backend
 
     out = Path(out)
     raw = out / "raw" if toolkits else out

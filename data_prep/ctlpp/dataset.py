@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 from typing import Sequence
 
-from compsuite.data_prep.common.manifest import is_complete
 from compsuite.data_prep.common.writers import Written, write_with_toolkits
-from compsuite.toolkits import Dataset
+from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.manifest import is_complete
 
 from .generate import GENERATOR, SPLITS, CTLConfig, generate
 

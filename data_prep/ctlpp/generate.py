@@ -50,9 +50,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from compsuite.data_prep.common.io import write_lines
-from compsuite.errors import ConfigError
-from compsuite.data_prep.common.manifest import write_manifest
+from compsuite.foundation.io import write_lines
+from compsuite.foundation.errors import ConfigError
+from compsuite.foundation.manifest import write_manifest
 
 GENERATOR = "compsuite.data_prep.ctlpp"
 GENERATOR_VERSION = "2"
@@ -442,7 +442,8 @@ def _write(out_dir: Path, cfg: CTLConfig, world: World, seed: int,
 
 def read_tsv(path: str | Path) -> list[tuple[list[str], str]]:
     """``(input tokens, target)`` per line; a malformed line is an error naming it."""
-    from compsuite.data_prep.common.io import DataError, iter_lines
+    from compsuite.foundation.errors import DataError
+    from compsuite.foundation.io import iter_lines
 
     rows = []
     for i, line in enumerate(iter_lines(path), 1):

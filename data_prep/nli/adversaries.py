@@ -62,8 +62,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from compsuite.data_prep.common.io import DataError, atomic_open
-from compsuite.data_prep.common.manifest import is_complete, write_manifest
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import atomic_open
+from compsuite.foundation.manifest import is_complete, write_manifest
 
 from .snli import Pair, ReadStats, Tree, read_jsonl
 

@@ -42,8 +42,9 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError, atomic_open, sha256_file
-from compsuite.data_prep.common.manifest import is_complete, write_manifest
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import atomic_open, sha256_file
+from compsuite.foundation.manifest import is_complete, write_manifest
 
 from . import adversaries, trees
 from .snli import LABELS, Pair, ReadStats, read_jsonl
@@ -133,7 +134,7 @@ def write_split(raw: Path, split: str, pairs: list[Pair]) -> int:
 def read_split(raw: Path, split: str, extra=()) -> dict[str, list[str]]:
     """The four line-aligned files of a split, and the ``extra`` streams named
     (``premise_tree``, ...; an error names a file whose line count differs)."""
-    from compsuite.data_prep.common.io import read_lines
+    from compsuite.foundation.io import read_lines
 
     cols = {s: read_lines(raw / f"{split}.{s}") for s in SIDES + tuple(extra)}
     n = len(cols["label"])

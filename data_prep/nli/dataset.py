@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from compsuite.data_prep.common.paths import resolve_path
-from compsuite.toolkits import Dataset
+from compsuite.foundation.dataset import Dataset
 
 from . import corpus, synthetic
 from .corpus import Source

@@ -24,7 +24,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Iterator
 
-from compsuite.data_prep.common.io import DataError, open_text
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import open_text
 
 LABELS = ("entailment", "neutral", "contradiction")
 NO_LABEL = "-"

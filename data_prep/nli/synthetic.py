@@ -48,8 +48,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from compsuite.data_prep.common.io import atomic_open
-from compsuite.data_prep.common.manifest import is_complete, write_manifest
+from compsuite.foundation.io import atomic_open
+from compsuite.foundation.manifest import is_complete, write_manifest
 
 GENERATOR = "nli.synthetic"
 VERSION = "2"

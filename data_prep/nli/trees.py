@@ -41,7 +41,7 @@ import os
 import re
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError
+from compsuite.foundation.errors import DataError
 
 from .snli import Tree
 

@@ -36,8 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from compsuite.data_prep.common.io import DataError, write_lines
-from compsuite.data_prep.common.manifest import is_complete, read_manifest, write_manifest
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import write_lines
+from compsuite.foundation.manifest import is_complete, read_manifest, write_manifest
 
 from . import templates as T
 from .items import read_rows, split_list, synonyms

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from compsuite.toolkits import Dataset
+from compsuite.foundation.dataset import Dataset
 
 from . import corpus, items, opus, testsets
 
@@ -87,8 +87,8 @@ def write_raw(root: Path, data_seed: int) -> None:
     """``raw/{split}.{src,tgt}``: copies of ``text/{split}.{en,nl}`` (the generated text
     is already what the model reads), rewritten only where they differ, with a
     manifest."""
-    from compsuite.data_prep.common.io import sha256_file
-    from compsuite.data_prep.common.manifest import read_manifest, write_manifest
+    from compsuite.foundation.io import sha256_file
+    from compsuite.foundation.manifest import read_manifest, write_manifest
 
     raw = root / "raw"
     raw.mkdir(parents=True, exist_ok=True)

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from compsuite.data_prep.common.io import write_lines
-from compsuite.data_prep.common.manifest import is_complete, write_manifest
+from compsuite.foundation.io import write_lines
+from compsuite.foundation.manifest import is_complete, write_manifest
 
 from . import templates as T
 from .lexicon import LEXICON_PATH, load
@@ -35,7 +35,7 @@ def generate(out: str | Path, seed: int, per_template: int = PER_TEMPLATE,
     args = {"seed": seed, "per_template": per_template, "templates": list(templates),
             "lexicon": str(Path(lexicon).resolve()) if Path(lexicon) != LEXICON_PATH else "builtin"}
     if not force and is_complete(out, GENERATOR, args, version=VERSION):
-        from compsuite.data_prep.common.manifest import read_manifest
+        from compsuite.foundation.manifest import read_manifest
         return read_manifest(out)
     lex = load(lexicon)
     files, counts, sizes, dropped = [], {}, {}, {}

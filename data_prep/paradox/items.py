@@ -7,7 +7,8 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError, open_text
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import open_text
 
 from .templates import Clause
 

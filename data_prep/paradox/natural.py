@@ -29,8 +29,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from compsuite.data_prep.common.io import aligned_pairs, write_lines
-from compsuite.data_prep.common.manifest import write_manifest
+from compsuite.foundation.io import aligned_pairs, write_lines
+from compsuite.foundation.manifest import write_manifest
 
 from .items import idioms, synonyms
 from .testsets import SEMI_NATURAL, read_semi_natural

@@ -46,9 +46,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from compsuite.data_prep.common.io import (DataError, aligned_pairs, atomic_open, iter_text,
-                                           read_lines, write_lines)
-from compsuite.data_prep.common.manifest import is_complete, write_manifest
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import aligned_pairs, atomic_open, iter_text, read_lines, write_lines
+from compsuite.foundation.manifest import is_complete, write_manifest
 
 GENERATOR = "paradox.opus"
 VERSION = "2"      # 2: tokenizer.perl's defaults (no -a, no normalisation); shared BPE codes

@@ -32,7 +32,7 @@ import itertools
 import random
 from dataclasses import dataclass, replace
 
-from compsuite.data_prep.common.io import DataError
+from compsuite.foundation.errors import DataError
 
 from .lexicon import PL, SG, Lexicon, Word, load
 

@@ -39,7 +39,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from compsuite.data_prep.common.io import DataError, iter_lines, read_lines
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import iter_lines, read_lines
 
 from . import templates as T
 from .items import Idiom, Synonym, idioms, synonyms
@@ -337,8 +338,8 @@ def write(out: str | Path, seed: int, n: int = 500, *, semi_natural=None, natura
     """Build and write the test folder (skipped when its manifest matches)."""
     from collections import Counter
 
-    from compsuite.data_prep.common.io import write_lines
-    from compsuite.data_prep.common.manifest import is_complete, read_manifest, write_manifest
+    from compsuite.foundation.io import write_lines
+    from compsuite.foundation.manifest import is_complete, read_manifest, write_manifest
 
     out = Path(out)
     tests = list(tests)

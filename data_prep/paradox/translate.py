@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 from typing import Iterable, Sequence, TextIO
 
-from compsuite.data_prep.common.io import DataError, read_aligned, stdin_lines, translate_stream
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import read_aligned, stdin_lines, translate_stream
 
 from . import templates as T
 from .lexicon import LEXICON_PATH, load

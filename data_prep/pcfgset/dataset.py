@@ -16,11 +16,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from compsuite.data_prep.common.io import sha256_file
-from compsuite.data_prep.common.manifest import is_complete, read_manifest
 from compsuite.data_prep.common.writers import Written, write_with_toolkits
-from compsuite.errors import ConfigError
-from compsuite.toolkits import Dataset
+from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.errors import ConfigError
+from compsuite.foundation.io import sha256_file
+from compsuite.foundation.manifest import is_complete, read_manifest
 
 from . import CONFIGS
 from .generate import GENERATOR, GENERATOR_VERSION, generate

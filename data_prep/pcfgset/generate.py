@@ -32,10 +32,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
+from compsuite.foundation.io import write_lines
+from compsuite.foundation.manifest import write_manifest
 
-from ..common.io import write_lines
-from ..common.manifest import write_manifest
 from .grammar import (BINARY, FUNCTIONS, SEPARATOR, UNARY, Node, PCFGSyntaxError, evaluate,
                       parse, symbols)
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from compsuite.data_prep.common.io import DataError
+from compsuite.foundation.errors import DataError
 
 UNARY: dict[str, Callable[[list[str]], list[str]]] = {
     "copy": lambda x: list(x),

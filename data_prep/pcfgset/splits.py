@@ -21,10 +21,10 @@ import random
 from pathlib import Path
 from typing import Callable
 
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError
+from compsuite.foundation.io import write_lines
+from compsuite.foundation.manifest import write_manifest
 
-from ..common.io import write_lines
-from ..common.manifest import write_manifest
 from .generate import (FULL, GENERATOR_VERSION, PCFGSetConfig, StringPool, describe,
                        sample_pairs)
 from .grammar import (BINARY, EXCEPTIONS, FUNCTIONS, SEPARATOR, TWIN_SUFFIX, UNARY, Node,

@@ -28,7 +28,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError
+from compsuite.foundation.errors import DataError
 
 #: part -> (selectional restrictions, concatenated training sentences, what it is for)
 PARTS = {
@@ -67,9 +67,9 @@ def build_dataset(data_root: Path, part: str, *, scale: float = 1.0, data_seed: 
                   released: str | None = None, show: bool = True):
     """``DATA/sget/<part>/<size>/seed<D>/{text,encoded,raw}`` (see the module docstring),
     each step skipped when its manifest matches; returns the
-    :class:`~compsuite.toolkits.Dataset`."""
+    :class:`~compsuite.foundation.dataset.Dataset`."""
     from compsuite.data_prep.sget import preprocess
-    from compsuite.toolkits import Dataset
+    from compsuite.foundation.dataset import Dataset
 
     if released:
         root, text, label = _released_text(data_root, released)
@@ -102,8 +102,8 @@ def _generated_text(data_root: Path, part: str, scale: float, data_seed: int,
                     show: bool) -> tuple[Path, Path, str]:
     """The generator's text for a part (written unless its manifest matches): (dataset
     root, the text folder, the label)."""
-    from compsuite.data_prep.common.manifest import is_complete
     from compsuite.data_prep.sget.generate import GENERATOR, GENERATOR_VERSION, generate
+    from compsuite.foundation.manifest import is_complete
 
     restrictions, concatenation, what = PARTS[part]
     root = Path(data_root) / "sget" / part / _size(scale) / f"seed{data_seed}"
@@ -123,7 +123,7 @@ def write_corpus(encoded: Path, raw: Path, encoded_manifest: dict) -> None:
     Japanese target) with a manifest; skipped when it matches.  Each file is a hard
     link to its ``encoded/`` file (the same bytes, no second copy) where the file
     system allows one, else a copy; either way it is put in place atomically."""
-    from compsuite.data_prep.common.manifest import is_complete, write_manifest
+    from compsuite.foundation.manifest import is_complete, write_manifest
 
     args = {"encoded": str(encoded.resolve()),
             "encoded_sha256": json.dumps(encoded_manifest.get("sha256", {}), sort_keys=True)}
@@ -152,7 +152,7 @@ def link_or_copy(src: Path, dst: Path) -> str:
     writer of the suite writes a new file and renames it (``atomic_open``), which
     leaves the other name with the old bytes, and the corpus manifest's checksums
     catch any change."""
-    from compsuite.data_prep.common.io import atomic_open
+    from compsuite.foundation.io import atomic_open
 
     if dst.is_file() and os.path.samefile(src, dst):
         return "link"

@@ -54,10 +54,10 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from compsuite.errors import UserError
+from compsuite.foundation.errors import DataError, UserError
+from compsuite.foundation.io import write_lines
+from compsuite.foundation.manifest import write_manifest
 
-from ..common.io import DataError, write_lines
-from ..common.manifest import write_manifest
 from . import patterns as P
 from . import selection
 from .builders import BUILDERS, EXPOSURES, lexical_entry

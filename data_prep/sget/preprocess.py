@@ -55,9 +55,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from compsuite.data_prep.common.io import DataError, atomic_open, iter_lines, write_lines
-from compsuite.data_prep.common.manifest import is_complete, read_manifest, write_manifest
 from compsuite.data_prep.common.tokenisers import sudachi
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import atomic_open, iter_lines, write_lines
+from compsuite.foundation.manifest import is_complete, read_manifest, write_manifest
 
 #: 2: the text as read is written to ``text/`` (version 1 wrote it to ``raw/``)
 VERSION = "2"

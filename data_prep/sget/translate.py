@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from compsuite.data_prep.common.io import open_text, stdin_lines, translate_stream
-from compsuite.errors import UserError
+from compsuite.foundation.errors import UserError
+from compsuite.foundation.io import open_text, stdin_lines, translate_stream
 
 from .grammar import GRAMMAR, Gap, Leaf, Node, ParseFailure, is_nonterminal, \
     is_preterminal, parse

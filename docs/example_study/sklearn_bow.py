@@ -8,8 +8,9 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from compsuite.data_prep.common.io import atomic_open, read_aligned, read_lines, write_lines
-from compsuite.toolkits.base import Backend, Dataset, begin_run, config_hash, finish_run, merge
+from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.io import atomic_open, read_aligned, read_lines, write_lines
+from compsuite.toolkits.base import Backend, begin_run, config_hash, finish_run, merge
 
 
 class BowClassifier:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from compsuite.data_prep.common.io import DataError
+from compsuite.foundation.errors import DataError
 
 
 class HFClassifier:

@@ -30,9 +30,9 @@ def analyse(clf, raw, analyses: bool = True) -> dict:
     compatibility matrix and the representation similarities (None in place of those
     when the model has no representations to give: answers read from files, a program
     that does not answer ``features``)."""
-    from compsuite.data_prep.common.io import read_aligned
-    from compsuite.data_prep.common.manifest import read_manifest
     from compsuite.eval.translators.base import Unavailable, name_inputs
+    from compsuite.foundation.io import read_aligned
+    from compsuite.foundation.manifest import read_manifest
 
     out = {}
     for split in ("test_iid", "test_ood"):
@@ -42,7 +42,7 @@ def analyse(clf, raw, analyses: bool = True) -> dict:
     if analyses:
         m = read_manifest(raw)
         if m is None:
-            from compsuite.data_prep.common.io import DataError
+            from compsuite.foundation.errors import DataError
 
             raise DataError(f"{raw}: no manifest.json (the functions and symbols of the "
                             "task; generate the data with 'compsuite data ctlpp generate')")

@@ -19,8 +19,8 @@ that; accuracy ignores confidence and ties often on small held-out parts.  The c
 ``C`` and the rule are part of :meth:`LexicalClassifier.signature`.
 
 Accuracies are fractions in [0, 1] (the tables print percentages).  User mistakes
-raise :class:`~compsuite.data_prep.common.io.DataError` (bad data) or
-:class:`~compsuite.errors.ConfigError` (bad options).
+raise :class:`~compsuite.foundation.errors.DataError` (bad data) or
+:class:`~compsuite.foundation.errors.ConfigError` (bad options).
 """
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from compsuite.data_prep.common.io import DataError, atomic_open
-from compsuite.errors import ConfigError
+from compsuite.foundation.errors import ConfigError, DataError
+from compsuite.foundation.io import atomic_open
 
 LABELS = ("entailment", "neutral", "contradiction")
 #: PTB tag prefixes of the content words the features keep (NN*, VB*, JJ*, RB*)

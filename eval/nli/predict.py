@@ -32,8 +32,8 @@ def pairs_of(raw: Path, split: str, cols: dict, inputs=()) -> list:
         return pairs
     names = input_streams(inputs)
     if any(k not in cols for k in names):
-        from compsuite.data_prep.common.io import DataError
         from compsuite.data_prep.nli.corpus import read_split
+        from compsuite.foundation.errors import DataError
 
         for k in names:
             if not (raw / f"{split}.{k}").is_file():
@@ -46,8 +46,8 @@ def pairs_of(raw: Path, split: str, cols: dict, inputs=()) -> list:
 def predict_split(clf, raw: Path, split: str, run_dir: Path) -> tuple[list[str], list[str]]:
     """Gold labels and the model's predictions on the raw split ``split``; the
     predictions are stored as ``run_dir/predictions-<split>.tsv`` and reused."""
-    from compsuite.data_prep.common.io import atomic_open
     from compsuite.data_prep.nli.corpus import read_split
+    from compsuite.foundation.io import atomic_open
 
     path = run_dir / f"predictions-{split}.tsv"
     inputs = getattr(clf, "pair_inputs", ())

@@ -14,7 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from compsuite.data_prep.common.io import DataError, iter_lines
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import iter_lines
 
 LABELS = ("entailment", "neutral", "contradiction")
 SHORT = {"e": "entailment", "n": "neutral", "c": "contradiction"}

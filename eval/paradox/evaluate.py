@@ -42,7 +42,7 @@ def translator_loader(load: Callable, raw: Path) -> Callable:
 
 def stored(inputs: list[str], path: Path) -> list[str] | None:
     """The translations of ``inputs`` stored in ``path`` (None when there are none)."""
-    from compsuite.data_prep.common.io import read_lines
+    from compsuite.foundation.io import read_lines
 
     if path.is_file():
         hyps = read_lines(path, allow_empty=True)
@@ -54,7 +54,7 @@ def stored(inputs: list[str], path: Path) -> list[str] | None:
 def translate_cached(translator, inputs: list[str], path: Path) -> list[str]:
     """Translations of ``inputs`` (one batched call), stored in ``path`` so that a resumed
     evaluation does not translate again."""
-    from compsuite.data_prep.common.io import write_lines
+    from compsuite.foundation.io import write_lines
 
     from compsuite.eval.translators.base import name_inputs
 
@@ -71,8 +71,8 @@ def flores_bleu(translator, folder: Path, out_dir: Path, show: bool = False) -> 
     bar over the sentences translated."""
     import sacrebleu
 
-    from compsuite.data_prep.common.io import read_lines
     from compsuite.eval.translators.base import progress
+    from compsuite.foundation.io import read_lines
 
     sources, refs = read_lines(folder / "devtest.en"), read_lines(folder / "devtest.nl")
     path = out_dir / "flores-devtest.nl"

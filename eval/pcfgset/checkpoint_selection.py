@@ -30,7 +30,7 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from compsuite.errors import ConfigError, ToolkitError
+from compsuite.foundation.errors import ConfigError, ToolkitError
 
 VALIDATION = re.compile(r"Validation accuracy: (\S+)")
 SAVED = re.compile(r"Saving checkpoint (\S+)_step_(\d+)\.pt")

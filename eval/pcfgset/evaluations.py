@@ -24,9 +24,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from compsuite.data_prep.common.io import atomic_open, read_aligned, read_lines, sha256_file
 from compsuite.data_prep.pcfgset.grammar import FUNCTIONS, TWIN_SUFFIX, structure
 from compsuite.eval.metrics.accuracy import accuracy_with_breakdown, sequence_accuracy
+from compsuite.foundation.io import atomic_open, read_aligned, read_lines, sha256_file
 from compsuite.registry import breakdown, evaluation
 
 if TYPE_CHECKING:  # pragma: no cover

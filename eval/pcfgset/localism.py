@@ -20,9 +20,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError, iter_lines
 from compsuite.eval.metrics.accuracy import sequence_accuracy
 from compsuite.eval.metrics.consistency import consistency
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import iter_lines
 
 PLACEHOLDER = re.compile(r"^\*(\d+)$")
 

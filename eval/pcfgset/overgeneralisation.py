@@ -12,7 +12,8 @@ import re
 from pathlib import Path
 from typing import Callable, Sequence
 
-from compsuite.data_prep.common.io import DataError, read_aligned
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import read_aligned
 
 PATTERNS = (("step", re.compile(r"^model_step_(\d+)\.pt$")),      # OpenNMT-py
             ("update", re.compile(r"^checkpoint_\d+_(\d+)\.pt$")),  # fairseq, --save-interval-updates

@@ -27,8 +27,9 @@ import statistics as st
 from collections import defaultdict
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError, read_lines
 from compsuite.eval.readers.predictions import read_tsv
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import read_lines
 
 _ARROW = " -> "
 _EPOCH = re.compile(r"^Epoch (\d+)$")

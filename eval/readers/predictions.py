@@ -7,7 +7,7 @@
   PCFG SET authors released their models' predictions.
 
 Every reader checks alignment: mismatched line counts, empty files, missing headers
-or malformed lines raise :class:`~compsuite.data_prep.common.io.DataError` naming
+or malformed lines raise :class:`~compsuite.foundation.errors.DataError` naming
 the file and line.
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError, iter_lines, read_aligned, read_lines
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import iter_lines, read_aligned, read_lines
 
 
 @dataclass

@@ -65,7 +65,7 @@ def write_report(out_dir, report: dict, md: list[str], json_name: str = "report.
     returns both paths."""
     import json
 
-    from compsuite.data_prep.common.io import atomic_open
+    from compsuite.foundation.io import atomic_open
 
     with atomic_open(Path(out_dir) / json_name) as fh:
         json.dump(report, fh, indent=2)

@@ -36,8 +36,8 @@ from collections import OrderedDict, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
-from compsuite.data_prep.common.manifest import package_versions
 from compsuite.data_prep.common.tokenisers import sudachi
+from compsuite.foundation.manifest import package_versions
 
 VERSION = "1"
 IN_DISTRIBUTION = "in_distribution"

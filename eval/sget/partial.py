@@ -81,7 +81,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Hashable, Iterable, Mapping, Sequence
 
-from compsuite.data_prep.common.io import atomic_open
+from compsuite.foundation.io import atomic_open
 from compsuite.threadcache import per_thread
 
 from .metrics import IN_DISTRIBUTION, PATTERNS, PatternInfo, normalise, pattern_info

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from compsuite.data_prep.common.io import DataError, read_lines, write_lines
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import read_lines, write_lines
 
 from .metrics import normalise, parse_gen_info, score_set
 

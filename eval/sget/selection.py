@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError, atomic_open, read_lines
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import atomic_open, read_lines
 
 from .metrics import exact_matches
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Protocol, runtime_checkable
 
-from compsuite.errors import UserError
+from compsuite.foundation.errors import UserError
 
 
 class Unavailable(UserError):

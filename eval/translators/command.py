@@ -40,8 +40,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Sequence
 
-from compsuite.errors import UserError
 from compsuite.eval.translators.base import Unavailable
+from compsuite.foundation.errors import UserError
 
 #: the tasks of the protocol
 TASKS = ("translate", "classify", "features", "embed")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from compsuite.errors import ConfigError, UserError
+from compsuite.foundation.errors import ConfigError, UserError
 
 ENGINES = ("toolkit", "ctranslate2")
 DEVICES = ("cpu", "cuda")
@@ -311,8 +311,8 @@ def load(toolkit: str, checkpoint: Path, data: Path | None, generation: dict,
 
     import torch
 
-    from compsuite.data_prep.common.io import sha256_file
     from compsuite.eval.checkpoints import existing, unreadable
+    from compsuite.foundation.io import sha256_file
     from compsuite.torch_compat import allow_toolkit_checkpoints
 
     check_device(engine)

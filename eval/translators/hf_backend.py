@@ -22,7 +22,7 @@ import json
 import sys
 from pathlib import Path
 
-from compsuite.data_prep.common.io import DataError
+from compsuite.foundation.errors import DataError
 
 #: what each checkpoint folder holds besides the model: how to prompt it
 META = "compsuite_hf.json"

@@ -22,7 +22,7 @@ def length_penalty_args(value: str | None) -> list[str]:
     if value is None:
         return []
     if value not in LENGTH_PENALTIES:
-        from compsuite.errors import ConfigError
+        from compsuite.foundation.errors import ConfigError
 
         raise ConfigError(f"generation.length_penalty must be one of "
                           f"{', '.join(LENGTH_PENALTIES)}, not {value!r}")

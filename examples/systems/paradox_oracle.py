@@ -36,11 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import toy  # noqa: E402
 
-from compsuite.data_prep.common.io import DataError  # noqa: E402
-from compsuite.data_prep.paradox import corpus, items  # noqa: E402
-from compsuite.data_prep.paradox import templates as T  # noqa: E402
+from compsuite.data_prep.paradox import corpus, items, templates as T  # noqa: E402
 from compsuite.data_prep.paradox.lexicon import load  # noqa: E402
 from compsuite.data_prep.paradox.translate import translate_any  # noqa: E402
+from compsuite.foundation.errors import DataError  # noqa: E402
 
 #: the token a corrupted translation (of a line without an idiom) gets appended
 EXTRA = "FOUT"

@@ -1,7 +1,8 @@
-"""Atomic writers and checked readers shared by every study.
+"""Atomic writers and checked readers shared by every layer of the suite.
 
 Readers never truncate silently: mismatched line counts, empty files and missing
-files raise :class:`DataError` naming the file (and the line where one is at fault).
+files raise :class:`~.errors.DataError` naming the file (and the line where one is at
+fault).
 """
 from __future__ import annotations
 
@@ -12,11 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from compsuite.errors import UserError
-
-
-class DataError(UserError, ValueError):
-    """Bad input data; the message names the file and, where known, the line."""
+from .errors import DataError
 
 
 def current_umask() -> int:

@@ -22,3 +22,7 @@ class ConfigError(UserError, ValueError):
 class ToolkitError(UserError, RuntimeError):
     """A toolkit command failed, or a run folder holds another configuration's run;
     the message says where the log is."""
+
+
+class DataError(UserError, ValueError):
+    """Bad input data; the message names the file and, where known, the line."""
