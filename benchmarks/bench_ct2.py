@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from compsuite.eval.translators import load_translator
+from compsuite.toolkits import load_translator
 
 ENGINES = {"toolkit": {}, "ctranslate2 float32": {"engine": "ctranslate2"},
            "ctranslate2 int8": {"engine": "ctranslate2", "compute_type": "int8"}}

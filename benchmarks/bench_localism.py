@@ -15,7 +15,7 @@ import argparse
 import time
 
 from compsuite.eval.pcfgset import localism
-from compsuite.eval.translators import load_translator
+from compsuite.toolkits import load_translator
 
 
 def main() -> None:

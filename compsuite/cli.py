@@ -311,7 +311,8 @@ def cmd_list(a) -> int:
 
 
 def cmd_paths(a) -> int:
-    from compsuite.registry import ROOT, experiment_dirs
+    from compsuite.foundation.checkout import ROOT
+    from compsuite.registry import experiment_dirs
 
     print(json.dumps({"checkout": str(ROOT), "fairseq_user_dir": str(ROOT / "fairseq_plugins"),
                       "onmt_configs": str(ROOT / "onmt_configs"),
@@ -352,7 +353,8 @@ def add_exchange_commands(sub) -> None:
 
 def add_system_arguments(r) -> None:
     """``compsuite run``'s options that add the user's system as one more run."""
-    from compsuite.commands import MODEL_TIMEOUT, command_line, folder_path, positive_float
+    from compsuite.commands import MODEL_TIMEOUT
+    from compsuite.foundation.arguments import command_line, folder_path, positive_float
 
     r.add_argument("--model-cmd", metavar="COMMAND", type=command_line,
                    help="evaluate a program behind the command protocol "

@@ -29,98 +29,20 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
+from compsuite.foundation.checkout import ROOT
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open
+from compsuite.foundation.names import near
 from compsuite.locks import folder_lock
 from compsuite.processes import check_stop
-from compsuite.registry import ROOT, Profile, Run, near, positive_int
-from compsuite.toolkits import Backend, get_backend
-
-if TYPE_CHECKING:  # pragma: no cover
-    from compsuite.studies.base import Study
-
-
-@dataclass
-class Unit:
-    """One unit of work: a run (architecture x toolkit) trained with one seed on one
-    dataset and evaluated, or a model of another unit evaluated on this unit's data.
-
-    ``part``: the group ``--parts`` selects (a test, a table); ``dataset``: the key the
-    study prepares data from; ``path``: the run folder under ``runs/<study>/<profile>``;
-    ``params``: the study's own fields, recorded in the result; ``model_from``: for a
-    unit that trains nothing, the path of the unit whose model it evaluates;
-    ``needs``: units that must finish first; ``train_options``: options this unit adds
-    to its run's training config."""
-
-    part: str
-    run: str
-    seed: int
-    dataset: str
-    path: str
-    params: dict[str, Any] = field(default_factory=dict)
-    model_from: str | None = None
-    needs: tuple[str, ...] = ()
-    train_options: dict | None = None
-
-    @property
-    def trains(self) -> bool:
-        return self.model_from is None
-
-    @property
-    def requires(self) -> tuple[str, ...]:
-        """Every unit that must finish first: ``needs`` and ``model_from``."""
-        return self.needs + ((self.model_from,) if self.model_from else ())
-
-
-@dataclass
-class Finished:
-    """A unit whose result is stored, and the data it was trained or evaluated on."""
-
-    unit: Unit
-    result: dict
-    data: Dataset
-
-
-@dataclass
-class Context:
-    """What a study's ``evaluate`` gets: the unit, its run and folder, its data, the
-    model to evaluate (``checkpoint``, trained on ``model_data``), and the finished
-    units it needs (``deps``, by path)."""
-
-    study: "Study"
-    profile: Profile
-    unit: Unit
-    run: Run
-    run_dir: Path
-    data: Dataset
-    checkpoint: str
-    model_data: Dataset
-    trained: dict | None
-    deps: dict[str, Finished]
-    show: bool = True
-
-    @property
-    def backend(self) -> Backend:
-        return get_backend(self.run.toolkit)
-
-    @property
-    def generation(self) -> dict:
-        """Decoding settings: the study's ``generation``, the profile's on top."""
-        return {**self.study.generation, **self.profile.generation}
-
-    def load(self, checkpoint: str | Path | None = None, data: Dataset | None = None,
-             kind: str = "translator"):
-        """A model of this unit's run in the loop (a translator or a classifier): by
-        default the unit's own, read with the data it was trained on."""
-        return self.backend.load(checkpoint or self.checkpoint,
-                                 data if data is not None else self.model_data, kind,
-                                 self.generation)
+from compsuite.registry import positive_int
+from compsuite.studies.base import Context, Finished, Run, Study, Unit
+from compsuite.toolkits import get_backend
 
 
 def git_revision() -> str | None:
@@ -182,7 +104,7 @@ def execute_parallel(tasks: list[Callable[[int | None], Any]], jobs: int) -> lis
 class Engine:
     """Runs one profile of one study (see the module docstring)."""
 
-    def __init__(self, study: "Study", profile: str, data_root: Path = Path("DATA"),
+    def __init__(self, study: Study, profile: str, data_root: Path = Path("DATA"),
                  runs_root: Path = Path("runs"), show: bool = True, jobs: int | None = None):
         self.study = study
         self.profile = study.profile(profile)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import atomic_open, sha256_file
-from compsuite.registry import Run
+from compsuite.studies.base import Run
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1

@@ -15,132 +15,21 @@ manner of lm-evaluation-harness's registry.  Nothing here names a study.
 """
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable
 
-import yaml
-
-from compsuite.foundation.errors import ConfigError, UserError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from compsuite.studies.base import Study
+from compsuite.foundation.errors import ConfigError
+from compsuite.foundation.io import load_mapping
+from compsuite.foundation.names import Registry, near
+from compsuite.schema import check_keys, mapping
+from compsuite.studies.base import Profile, Run, Study, StudySpec
 
 EXPERIMENTS_DIR = Path(__file__).with_name("experiments")
-ROOT = Path(__file__).resolve().parent.parent  # the checkout (editable install)
-
-T = TypeVar("T")
-
-
-class RegistryError(UserError, KeyError):
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0])
-
-
-def near(name: str, known: Iterable[str]) -> str:
-    """'; did you mean 'x'?' for the nearest known name, or ''."""
-    match = difflib.get_close_matches(name, list(known), n=1)
-    return f"; did you mean '{match[0]}'?" if match else ""
-
-
-class Registry(Generic[T]):
-    """A name -> entry mapping that rejects duplicates and suggests near names."""
-
-    def __init__(self, kind: str):
-        self.kind = kind
-        self._entries: dict[str, T] = {}
-
-    def register(self, name: str, entry: T) -> T:
-        if name in self._entries:
-            raise RegistryError(f"{self.kind} '{name}' is already registered")
-        self._entries[name] = entry
-        return entry
-
-    def get(self, name: str) -> T:
-        try:
-            return self._entries[name]
-        except KeyError:
-            known = ", ".join(sorted(self._entries)) or "none"
-            raise RegistryError(f"unknown {self.kind} '{name}' (known: {known})"
-                                f"{near(name, self._entries)}") from None
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._entries
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def items(self):
-        return self._entries.items()
 
 
 # ----------------------------------------------------------------------------- the YAML
-@dataclass
-class Run:
-    """One architecture trained with one toolkit.
-
-    ``args``: the toolkit's options (fairseq-train arguments; OpenNMT-py config keys,
-    over the base file ``config``); ``profiles``: profile -> overrides (a mapping, or
-    an OpenNMT-py YAML file); ``defaults``: the study's ``toolkit_defaults`` for this
-    toolkit, applied first; ``gpu``: options added last when training on a GPU (e.g.
-    OpenNMT-py's ``model_dtype: fp16``), so one config serves CPU and GPU users."""
-
-    name: str
-    architecture: str
-    toolkit: str
-    paper_setup: bool = False  # the toolkit the paper used for this architecture
-    config: str | None = None
-    args: dict[str, Any] = field(default_factory=dict)
-    profiles: dict[str, Any] = field(default_factory=dict)
-    defaults: dict[str, Any] = field(default_factory=dict)
-    gpu: dict[str, Any] = field(default_factory=dict)
-    #: the study file that declares the run (for errors naming its keys)
-    source: str = ""
-
-
-@dataclass
-class Profile:
-    """A named set of settings: ``paper`` (the paper's), ``quick`` (minutes on a CPU),
-    ``tiny`` (seconds, for the tests).  ``options``: the study's own profile keys."""
-
-    name: str
-    description: str
-    seeds: list[int]
-    runs: list[str]
-    jobs: int = 1
-    options: dict[str, Any] = field(default_factory=dict)
-    #: decoding settings over the study's ``generation`` (e.g. a shorter max_length)
-    generation: dict[str, Any] = field(default_factory=dict)
-    #: ``options`` read into the study's ``profile_schema`` (a dataclass instance; set
-    #: by ``Study.validate``)
-    settings: Any = None
-
-
-@dataclass
-class StudySpec:
-    """What every study's YAML has; ``raw`` is the whole merged file, for the keys the
-    study's module reads itself."""
-
-    name: str
-    title: str
-    paper: str
-    config_version: int
-    module: str
-    architectures: dict[str, dict]
-    runs: Registry[Run]
-    profiles: Registry[Profile]
-    generation: dict[str, Any]
-    source: Path
-    raw: dict[str, Any]
-    run_all: bool = True
-
-
 #: Keys of a study file that this module reads; a study's module adds its own.
 STUDY_KEYS = frozenset({"study", "include", "module", "title", "paper", "config_version",
                         "run_all", "architectures", "runs", "profiles", "generation",
@@ -159,25 +48,6 @@ def deep_merge(base: dict, over: dict) -> dict:
     return out
 
 
-def load_mapping(path: str | Path, what: str = "a mapping at the top level") -> dict:
-    """A YAML file that must hold a mapping; a missing file, malformed YAML or anything
-    else is a ConfigError naming the file."""
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except UnicodeDecodeError:
-        from compsuite.foundation.io import not_utf8
-
-        raise ConfigError(str(not_utf8(path) or f"{path}: not valid UTF-8")) from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: malformed YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected {what}")
-    return raw
-
-
 def read_yaml(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
     """A study file with its ``include:`` files merged underneath (paths relative to
     the including file)."""
@@ -190,24 +60,6 @@ def read_yaml(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
     for inc in [includes] if isinstance(includes, str) else includes:
         merged = deep_merge(merged, read_yaml(path.parent / inc, _seen + (path.resolve(),)))
     return deep_merge(merged, raw)
-
-
-def mapping(d: Any, where: str) -> dict:
-    if not isinstance(d, dict):
-        raise ConfigError(f"{where}: expected a mapping, found {type(d).__name__}")
-    return d
-
-
-def check_keys(d: Any, allowed: Iterable[str], where: str) -> dict:
-    """``d`` must be a mapping whose keys are all in ``allowed``; the error names
-    ``where`` (file and key path) and the nearest allowed key."""
-    mapping(d, where)
-    allowed = set(allowed)
-    for key in d:
-        if key not in allowed:
-            raise ConfigError(f"{where}: unknown key '{key}' (allowed: "
-                              f"{', '.join(sorted(allowed))}){near(str(key), allowed)}")
-    return d
 
 
 def require(d: dict, key: str, where: str):
@@ -312,11 +164,9 @@ def module_of(raw: dict, path: Path) -> str:
     return raw.get("module") or f"compsuite.studies.{raw.get('study') or path.stem}"
 
 
-def study_class(module: str, source: Path | None = None) -> type["Study"]:
+def study_class(module: str, source: Path | None = None) -> type[Study]:
     """The study class a module exports as ``STUDY`` (``source``: the study file that
     names the module, for the error when it is not found)."""
-    from compsuite.studies.base import Study
-
     try:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as e:
@@ -339,7 +189,7 @@ def study_class(module: str, source: Path | None = None) -> type["Study"]:
     return cls
 
 
-def load_study(path: str | Path) -> "Study":
+def load_study(path: str | Path) -> Study:
     """Read, check and instantiate the study in ``path``."""
     path = Path(path)
     raw = read_yaml(path)
@@ -349,7 +199,7 @@ def load_study(path: str | Path) -> "Study":
     return study
 
 
-def get_study(name: str) -> "Study":
+def get_study(name: str) -> Study:
     return load_study(studies().get(name))
 
 
@@ -358,7 +208,7 @@ def study_module(name: str) -> str:
     return module_of(read_yaml(path), path)
 
 
-def load_plugins() -> dict[str, type["Study"]]:
+def load_plugins() -> dict[str, type[Study]]:
     """Import every study's module (so that its evaluations and breakdowns register);
     returns name -> class."""
     return {name: study_class(study_module(name), path) for name, path in studies().items()}

@@ -35,10 +35,10 @@ import dataclasses
 import sys
 import types
 import typing
-from typing import Annotated, Any, Callable, Literal, TypeVar, Union
+from typing import Annotated, Any, Callable, Iterable, Literal, TypeVar, Union
 
 from compsuite.foundation.errors import ConfigError
-from compsuite.registry import check_keys, near
+from compsuite.foundation.names import near
 
 T = TypeVar("T")
 Check = Callable[[Any, str], None]
@@ -87,6 +87,24 @@ PositiveInt = Annotated[int, positive]
 
 
 # ----------------------------------------------------------------------------- reading
+def mapping(d: Any, where: str) -> dict:
+    if not isinstance(d, dict):
+        raise ConfigError(f"{where}: expected a mapping, found {type(d).__name__}")
+    return d
+
+
+def check_keys(d: Any, allowed: Iterable[str], where: str) -> dict:
+    """``d`` must be a mapping whose keys are all in ``allowed``; the error names
+    ``where`` (file and key path) and the nearest allowed key."""
+    mapping(d, where)
+    allowed = set(allowed)
+    for key in d:
+        if key not in allowed:
+            raise ConfigError(f"{where}: unknown key '{key}' (allowed: "
+                              f"{', '.join(sorted(allowed))}){near(str(key), allowed)}")
+    return d
+
+
 def check(schema: type[T], value: Any, where: str) -> T:
     """``value`` (a mapping, or None for all defaults) read into the dataclass
     ``schema``; any mistake is a ConfigError naming ``where`` and the key."""

@@ -1,5 +1,7 @@
-"""Loading toolkit checkpoints for models in the loop: which toolkit wrote a
-checkpoint, and fairseq's loading (shared by the fairseq translator and classifier).
+"""Toolkit checkpoints for models in the loop: which toolkit wrote a checkpoint,
+removing one, and fairseq's loading (shared by the fairseq translator and classifier).
+A checkpoint of any toolkit is loaded through the backend of the toolkit that wrote it:
+:func:`compsuite.toolkits.load_checkpoint`.
 
 Each loader imports its toolkit when called (through
 :func:`compsuite.toolkit_noise.import_toolkit`, which keeps its per-batch logging to
@@ -63,23 +65,14 @@ def checkpoint_toolkit(path: str | Path) -> str:
     raise DataError(f"{path}: neither a fairseq nor an OpenNMT-py checkpoint; {EXPECTED}")
 
 
-def load_model(checkpoint: str | Path, data: str | Path | None = None,
-               kind: str = "translator", toolkit: str | None = None, **generation):
-    """A checkpoint of any toolkit as a translator or a classifier, by the backend of
-    the toolkit that wrote it (``toolkit`` to say which).  ``data``: the folder in that
-    toolkit's format the model was trained on (fairseq: its dictionaries);
-    ``generation``: ``batch_size``, ``max_length``, ``beam``."""
-    from compsuite.foundation.dataset import Dataset
-    from compsuite.toolkits import get_backend
+def remove_checkpoint(path: Path) -> None:
+    """Delete a checkpoint: a file (fairseq, OpenNMT-py) or a folder (hf)."""
+    import shutil
 
-    if Path(checkpoint).is_dir():  # the hf backend's checkpoints are folders
-        toolkit = toolkit or "hf"
+    if Path(path).is_dir():
+        shutil.rmtree(path)
     else:
-        checkpoint = existing(checkpoint)
-    toolkit = toolkit or checkpoint_toolkit(checkpoint)
-    dataset = None if data is None else Dataset(Path(data).parent,
-                                                formats={toolkit: Path(data)})
-    return get_backend(toolkit).load(checkpoint, dataset, kind, generation)
+        Path(path).unlink()
 
 
 def load_fairseq(checkpoint: str | Path, data: str | Path, **overrides):
@@ -93,7 +86,7 @@ def load_fairseq(checkpoint: str | Path, data: str | Path, **overrides):
     import_toolkit("fairseq")    # first: fairseq's import-time noise kept off the terminal
     from fairseq import checkpoint_utils, utils
 
-    from compsuite.registry import ROOT
+    from compsuite.foundation.checkout import ROOT
     from compsuite.torch_compat import allow_toolkit_checkpoints
 
     allow_toolkit_checkpoints()

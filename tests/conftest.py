@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from compsuite.foundation.dataset import Dataset
-from compsuite.registry import Run
+from compsuite.studies.base import Run
 from compsuite.toolkits import get_backend
 
 ROOT = Path(__file__).resolve().parent.parent

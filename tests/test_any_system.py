@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from compsuite.cli import main
-from compsuite.registry import ROOT, get_study
+from compsuite.foundation.checkout import ROOT
+from compsuite.registry import get_study
 
 sys.path.insert(0, str(ROOT / "examples" / "systems"))
 from toy import corrupted  # noqa: E402

@@ -149,7 +149,7 @@ def test_score_refuses_another_systems_results_under_its_name(tmp_path, monkeypa
 
 
 def test_the_files_backend_names_its_system():
-    from compsuite.registry import Run
+    from compsuite.studies.base import Run
     from compsuite.toolkits import get_backend
 
     files = get_backend("files")
@@ -211,11 +211,11 @@ def test_ctranslate2_with_a_program_or_a_model_folder_is_a_notice(tmp_path, plan
     assert run_ctlpp(tmp_path, "--model-cmd", "python m.py") == 0
     assert "CTranslate2" not in capsys.readouterr().err
     # an eval command: the notice, and the folder loaded without the engine settings
-    import compsuite.eval.checkpoints as checkpoints
+    import compsuite.toolkits as toolkits
     from compsuite.commands import load_model
 
     loaded = []
-    monkeypatch.setattr(checkpoints, "load_model",
+    monkeypatch.setattr(toolkits, "load_checkpoint",
                         lambda ck, data, kind, **generation: loaded.append(generation))
     a = argparse.Namespace(checkpoint=str(tmp_path), data=None, batch_size=8, model_cmd=None,
                            model_timeout=None, engine="ctranslate2", compute_type="int8",

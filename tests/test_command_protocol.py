@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from compsuite.eval.translators.command import CommandError, CommandModel
-from compsuite.registry import ROOT
+from compsuite.foundation.checkout import ROOT
 
 EXAMPLE = ROOT / "examples" / "command_model.py"
 PY = sys.executable
@@ -167,7 +167,7 @@ def test_an_exited_program_is_not_restarted_silently(tmp_path):
 def test_command_backend_run_settings_and_environment(tmp_path, monkeypatch):
     from compsuite.foundation.dataset import Dataset
     from compsuite.foundation.errors import ConfigError
-    from compsuite.registry import Run
+    from compsuite.studies.base import Run
     from compsuite.toolkits import get_backend
 
     backend = get_backend("command")
@@ -262,7 +262,7 @@ def test_a_failed_program_is_not_started_again(tmp_path):
 
 
 def test_a_command_from_the_command_line_is_not_expanded_again(tmp_path):
-    from compsuite.registry import Run
+    from compsuite.studies.base import Run
     from compsuite.toolkits.command import settings
 
     args = {"command": "awk '{print $1}' ${NOT_SET_ANYWHERE}", "expand": False}

@@ -2,7 +2,7 @@
 import importlib.util
 import json
 
-from compsuite.registry import ROOT
+from compsuite.foundation.checkout import ROOT
 
 spec = importlib.util.spec_from_file_location("compare_runs", ROOT / "scripts" / "compare_runs.py")
 compare_runs = importlib.util.module_from_spec(spec)

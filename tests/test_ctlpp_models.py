@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from compsuite.registry import ROOT
+from compsuite.foundation.checkout import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from compsuite.registry import ROOT
+from compsuite.foundation.checkout import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -59,7 +59,7 @@ def test_ctlpp_paper_configs_load_and_run_one_update(tmp_path):
     import subprocess
 
     from compsuite.data_prep.common.writers import toolkit_command
-    from compsuite.registry import ROOT
+    from compsuite.foundation.checkout import ROOT
     from compsuite.toolkits.base import to_cli
     from compsuite.eval.reports.tables import paper_numbers
 
@@ -116,7 +116,7 @@ def test_ctlpp_profile_data_scales_the_task(tmp_path):
     task) and names the data folder; an unknown key is an error naming the file."""
     from compsuite import schema
     from compsuite.foundation.manifest import read_manifest
-    from compsuite.registry import Profile
+    from compsuite.studies.base import Profile
 
     study = get_study("ctlpp")
 

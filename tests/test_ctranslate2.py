@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from compsuite.eval.translators import ct2_backend as cb, load_translator
+from compsuite.eval.translators import ct2_backend as cb
 from compsuite.foundation.errors import ConfigError, UserError
-from compsuite.registry import Run
-from compsuite.toolkits import get_backend
+from compsuite.studies.base import Run
+from compsuite.toolkits import get_backend, load_translator
 
 from conftest import TINY_ONMT
 

@@ -21,7 +21,8 @@ def test_synonym_distances():
 @pytest.mark.parametrize("toolkit", ["fairseq", "onmt"])
 def test_backends_read_source_embeddings(toolkit, tiny_runs, tiny_data):
     from compsuite.data_prep.pcfgset.grammar import FUNCTIONS
-    from compsuite.eval.translators import HasEmbeddings, Translator, load_translator
+    from compsuite.eval.translators import HasEmbeddings, Translator
+    from compsuite.toolkits import load_translator
 
     _, _, info = tiny_runs[toolkit]
     tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"))

@@ -8,8 +8,10 @@ import pytest
 
 from compsuite.engine import execute_parallel, stored
 from compsuite.foundation.dataset import Dataset
-from compsuite.foundation.errors import ConfigError, ToolkitError
-from compsuite.registry import EVALUATIONS, Registry, RegistryError, Run, evaluation
+from compsuite.foundation.errors import ConfigError, RegistryError, ToolkitError
+from compsuite.foundation.names import Registry
+from compsuite.registry import EVALUATIONS, evaluation
+from compsuite.studies.base import Run
 from compsuite.toolkits import get_backend
 from compsuite.toolkits.base import begin_run, finish_run
 
@@ -97,7 +99,8 @@ def test_evaluations_are_a_registry_studies_add_to():
 def test_classifier_protocol_on_a_trained_checkpoint(tiny_study):
     """The CTL++ classifiers load through the classifier protocol, by the backend or by
     the checkpoint alone."""
-    from compsuite.eval.classifiers import Classifier, load_classifier
+    from compsuite.eval.classifiers import Classifier
+    from compsuite.toolkits import load_classifier
 
     t = tiny_study("ctlpp")
     train = json.loads((t.runs / "A/bilstm-fairseq/seed1/train.json").read_text())

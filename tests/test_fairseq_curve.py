@@ -2,7 +2,7 @@
 import subprocess
 import sys
 
-from compsuite.registry import ROOT
+from compsuite.foundation.checkout import ROOT
 
 LOG = """2026-11-27 04:57:28 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 2.997 | accuracy 22.5 | wps 0 | bsz 40 | num_updates 6
 2026-11-27 04:57:28 | INFO | test1 | epoch 001 | valid on 'test1' subset | loss 2.991 | accuracy 12.5 | bsz 40 | num_updates 6

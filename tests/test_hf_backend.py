@@ -12,7 +12,7 @@ pytest.importorskip("peft")
 
 from compsuite.foundation.dataset import Dataset  # noqa: E402
 from compsuite.foundation.errors import ConfigError  # noqa: E402
-from compsuite.registry import Run  # noqa: E402
+from compsuite.studies.base import Run  # noqa: E402
 from compsuite.toolkits import get_backend  # noqa: E402
 from compsuite.toolkits.hf import Examples, Settings, settings  # noqa: E402
 

@@ -16,7 +16,8 @@ from conftest import edited_study  # noqa: E402
 
 from compsuite.foundation.dataset import Dataset  # noqa: E402
 from compsuite.foundation.errors import ConfigError, DataError  # noqa: E402
-from compsuite.registry import Run, get_study  # noqa: E402
+from compsuite.registry import get_study  # noqa: E402
+from compsuite.studies.base import Run  # noqa: E402
 from compsuite.toolkits import get_backend  # noqa: E402
 from compsuite.toolkits.hf import plain, settings  # noqa: E402
 
@@ -277,8 +278,8 @@ def test_nli_evaluates_an_evaluate_only_classifier_run(classifier, tmp_path):
 
 # ----------------------------------------------------------------------------- plain folders
 def test_a_classifier_folder_loads_through_load_classifier(classifier):
-    from compsuite.eval.classifiers import load_classifier
     from compsuite.eval.translators.base import progress
+    from compsuite.toolkits import load_classifier
 
     clf = load_classifier(classifier, batch_size=2)
     assert clf.classes == ["entailment", "neutral", "contradiction"]
@@ -323,7 +324,7 @@ def test_an_evaluate_only_classifier_run_loads_with_its_labels(classifier, tmp_p
 
 
 def test_a_causal_lm_folder_loads_through_load_translator(tmp_path):
-    from compsuite.eval.translators import load_translator
+    from compsuite.toolkits import load_translator
 
     folder = tiny_llama(tmp_path / "llama", ["a b c d e", "f g h"])
     t = load_translator(folder, None, batch_size=2)
@@ -360,8 +361,7 @@ def test_an_evaluate_only_causal_run_prompts_as_its_settings_say(tmp_path):
 
 # ----------------------------------------------------------------------------- errors
 def test_a_folder_that_is_not_a_model_is_a_clear_error(tmp_path):
-    from compsuite.eval.classifiers import load_classifier
-    from compsuite.eval.translators import load_translator
+    from compsuite.toolkits import load_classifier, load_translator
 
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match="empty: not a model folder: no compsuite_hf.json .* "

@@ -3,8 +3,8 @@
 * each study of the suite in one place per layer (compsuite/studies/<study>.py,
   data_prep/<study>/, eval/<study>/ with its report builder and paper numbers);
 * the core (CLI, engine, registry, schema, toolkit backends, the foundation) names no
-  study, and no shared code (the core, the shared rooms of eval/ and data_prep/common) imports one,
-  whichever studies are registered;
+  study, and no shared code (the core, the shared rooms of eval/ and data_prep/common)
+  imports one, whichever studies are registered;
 * no module imports a private name of another module;
 * no function over 80 lines in the suite's packages (compsuite/, eval/, data_prep/,
   fairseq_plugins/: every top-level folder of the checkout with an __init__.py);
@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from compsuite.registry import (BREAKDOWNS, EVALUATIONS, EXPERIMENTS_DIR, ROOT, load_plugins,
-                                read_yaml, studies)
+from compsuite.foundation.checkout import ROOT
+from compsuite.registry import (BREAKDOWNS, EVALUATIONS, EXPERIMENTS_DIR, load_plugins, read_yaml,
+                                studies)
 from compsuite.studies.base import Study
 
 #: the suite's own studies: every YAML in compsuite/experiments (not the example's)

@@ -9,7 +9,7 @@ from conftest import reference_path
 
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.data_prep.nli.snli import Pair, read_all
-from compsuite.eval.nli import lexical as L
+from compsuite.data_prep.nli import lexical as L
 from compsuite.eval.classifiers.base import Classifier
 
 E, N, C = L.LABELS

@@ -5,7 +5,7 @@ not, determinism, and the speech grammar's format errors."""
 import pytest
 
 from compsuite.data_prep.paradox import corpus as C, items, translate
-from compsuite.eval.paradox import metrics as P
+from compsuite.data_prep.paradox.literal import overgeneralised
 from compsuite.foundation.errors import DataError
 
 
@@ -16,8 +16,8 @@ def test_idioms_keywords_and_translations():
     lex = C.speech_lexicon()
     for i in ids:
         literal = C.literal_dutch(i.sentence.split(), lex)
-        assert P.overgeneralised(literal, i.keywords), literal      # word by word: literal
-        assert not P.overgeneralised(i.dutch, i.keywords), i.dutch  # idiomatic: no keyword
+        assert overgeneralised(literal, i.keywords), literal      # word by word: literal
+        assert not overgeneralised(i.dutch, i.keywords), i.dutch  # idiomatic: no keyword
     splits = C.build(1, n_train=3000, n_valid=100, n_test=100)
     assert {k: len(v) for k, v in splits.items()} == {"train": 3000, "valid": 100, "test": 100}
     train = splits["train"]
@@ -30,7 +30,7 @@ def test_idioms_keywords_and_translations():
         assert not any(i.idiom in e for e, _ in splits["valid"] + splits["test"])
         # its keywords occur literally in other pairs
         # (the default 12,000 pairs: 840-930 literal pairs per keyword; here a quarter)
-        assert sum(P.overgeneralised(d, i.keywords) for _, d in train) > 3 * i.frequency
+        assert sum(overgeneralised(d, i.keywords) for _, d in train) > 3 * i.frequency
     clauses = [s.clause(k) for s in items.synonyms() for k in (1, 2)]
     plain = [(e, d) for e, d in train if '"' not in e]
     assert len(plain) > 1000

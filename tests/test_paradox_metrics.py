@@ -2,12 +2,13 @@
 as consistent, what is left out), the signatures, and length errors."""
 import pytest
 
+from compsuite.data_prep.paradox import literal
 from compsuite.eval.paradox import metrics as P
 
 
 def test_words_and_edit_distance():
-    assert P.words("De koning.") == ["De", "koning", "."]
-    assert P.words('zei " hallo "') == ["zei", '"', "hallo", '"']
+    assert literal.words("De koning.") == ["De", "koning", "."]
+    assert literal.words('zei " hallo "') == ["zei", '"', "hallo", '"']
     assert P.edit_distance("a b c".split(), "a x c".split()) == 1
     assert P.edit_distance("a b c".split(), "a c".split()) == 1
     assert P.edit_distance("a b c".split(), "c b a".split()) == 2
@@ -159,8 +160,8 @@ def test_substitutivity_results():
     ("Dat is de stand van de techniek .", ["staat", "stand"], True, True),
 ])
 def test_overgeneralised(text, keywords, word, substring):
-    assert P.overgeneralised(text, keywords, "word") is word
-    assert P.overgeneralised(text, keywords, "substring") is substring
+    assert literal.overgeneralised(text, keywords, "word") is word
+    assert literal.overgeneralised(text, keywords, "substring") is substring
 
 
 def test_overgeneralisation_result():
@@ -171,6 +172,6 @@ def test_overgeneralisation_result():
                              match="substring")
     assert r.outcomes == [True, False, True] and "match:substring" in r.signature
     with pytest.raises(ValueError, match="match: one of word, substring"):
-        P.overgeneralised("x", ["x"], "regex")
+        literal.overgeneralised("x", ["x"], "regex")
     with pytest.raises(P.LengthError):
         P.overgeneralisation(["a", "b"], [["a"]])

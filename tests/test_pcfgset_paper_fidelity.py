@@ -275,7 +275,7 @@ def test_selection_reads_a_real_opennmt_log(tiny_runs):
 
 def test_the_study_scores_and_records_the_selected_checkpoint(tmp_path, monkeypatch):
     import compsuite.eval.pcfgset.evaluations as evaluations
-    from compsuite.engine import Context, Unit
+    from compsuite.studies.base import Context, Unit
 
     (tmp_path / "train.log").write_text(LOG)
     (tmp_path / "checkpoints").mkdir()

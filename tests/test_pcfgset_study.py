@@ -227,7 +227,7 @@ def test_task_model_is_read_with_its_own_dictionaries(tmp_path, monkeypatch):
     """compare_base scores the task model on the test's inputs: it must be loaded with
     the task corpus's data (for fairseq, its dictionaries), not the test split's (they
     number the symbols differently; the first full run scored ConvS2S 0.00 that way)."""
-    from compsuite.engine import Context
+    from compsuite.studies.base import Context
     from conftest import TinyRun
 
     loaded = []

@@ -2,9 +2,10 @@
 backends' registry."""
 import pytest
 
-from compsuite.foundation.errors import ConfigError
-from compsuite.registry import (ROOT, Registry, RegistryError, deep_merge, get_study, load_study,
-                                read_yaml, studies)
+from compsuite.foundation.checkout import ROOT
+from compsuite.foundation.errors import ConfigError, RegistryError
+from compsuite.foundation.names import Registry
+from compsuite.registry import deep_merge, get_study, load_study, read_yaml, studies
 
 
 def test_registry_rejects_duplicates_and_suggests():

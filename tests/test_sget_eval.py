@@ -13,6 +13,7 @@ from conftest import reference_path
 
 from compsuite.eval.sget import metrics as sget
 from compsuite.eval.sget import partial as sp
+from compsuite.eval.sget import patterns
 
 
 # ----------------------------------------------------------------------------- exact match
@@ -85,19 +86,20 @@ def test_per_pattern_and_group():
 
 
 def test_pattern_table():
-    assert len(sget.PATTERNS) == 42 and sum(p.size for p in sget.PATTERNS.values()) == 76_000
-    partial = sget.partial_patterns()
+    assert len(patterns.PATTERNS) == 42
+    assert sum(p.size for p in patterns.PATTERNS.values()) == 76_000
+    partial = patterns.partial_patterns()
     assert len(partial) == 31
     assert not {"prim_to_inf_arg", "cp_recursion_deeper", "ce_recursion_shallower",
                 "iobj_extracted_wh", "wh_long_movement"} & set(partial)
-    assert sget.pattern_info("Obj PP to Subj PP").role == "subj"
+    assert patterns.pattern_info("Obj PP to Subj PP").role == "subj"
     # what partial match checks, derived from the generator's table
-    assert sget.pattern_info("prim_to_subj_common").target == "noun"
-    assert sget.pattern_info("active_to_passive").target == "verb"
-    assert sget.pattern_info("active_to_passive").group == "lexical+morphological"
-    assert sget.pattern_info("do_dative_to_pp_dative").group == "lexical"
-    assert sget.pattern_info("obj_rc_to_iobj_rc").role == "iobj"
-    assert sget.pattern_info("cp_recursion_deeper").size == 1000
+    assert patterns.pattern_info("prim_to_subj_common").target == "noun"
+    assert patterns.pattern_info("active_to_passive").target == "verb"
+    assert patterns.pattern_info("active_to_passive").group == "lexical+morphological"
+    assert patterns.pattern_info("do_dative_to_pp_dative").group == "lexical"
+    assert patterns.pattern_info("obj_rc_to_iobj_rc").role == "iobj"
+    assert patterns.pattern_info("cp_recursion_deeper").size == 1000
 
 
 def test_line_keys():

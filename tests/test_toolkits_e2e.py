@@ -10,7 +10,7 @@ import pytest
 from compsuite.eval.metrics.accuracy import accuracy_with_breakdown
 from compsuite.eval.pcfgset.evaluations import structure_features
 from compsuite.foundation.errors import ToolkitError
-from compsuite.registry import Run
+from compsuite.studies.base import Run
 from compsuite.toolkits import get_backend
 
 from conftest import FAIRSEQ_TASK, TINY_ONMT
@@ -95,7 +95,7 @@ def test_translator_backend_matches_the_toolkit_command(toolkit, beam, tiny_runs
     """The in-memory backend gives exactly what fairseq-generate / onmt_translate give
     (same checkpoint, same inputs in one batch-able list), greedy and with beam 5."""
     from compsuite.eval.readers.predictions import read_fairseq_generate
-    from compsuite.eval.translators import load_translator
+    from compsuite.toolkits import load_translator
 
     run, run_dir, info = tiny_runs[toolkit]
     pred = _predict(toolkit, info, tiny_data, run_dir, beam=beam)
@@ -114,8 +114,8 @@ def test_translator_backend_matches_the_toolkit_command(toolkit, beam, tiny_runs
 def test_translator_moves_a_bar_batch_by_batch(toolkit, tiny_runs, tiny_data, capsys):
     """Each backend tells the bar of a long translation how many sentences each batch
     translated (the bar's total is reached, batch by batch); no toolkit noise on stderr."""
-    from compsuite.eval.translators import load_translator
     from compsuite.eval.translators.base import progress
+    from compsuite.toolkits import load_translator
 
     run, run_dir, info = tiny_runs[toolkit]
     capsys.readouterr()
@@ -138,7 +138,7 @@ def test_convs2s_backend_matches_fairseq_generate(tiny_data, tmp_path):
     the backend must decode greedily with beam 1 like fairseq-generate --beam 1, also on
     batches that do not divide by 5 (this failed with "shape '[64, 1, -1]' is invalid")."""
     from compsuite.eval.readers.predictions import read_fairseq_generate
-    from compsuite.eval.translators import load_translator
+    from compsuite.toolkits import load_translator
 
     run = Run("tiny-fconv", "convs2s", "fairseq", False, args={**FAIRSEQ_TASK,
         "arch": "fconv", "encoder_layers": "[(16, 3)] * 2", "decoder_layers": "[(16, 3)] * 2",

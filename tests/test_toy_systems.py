@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from compsuite.eval.translators.command import CommandError, CommandModel
-from compsuite.registry import ROOT
+from compsuite.foundation.checkout import ROOT
 
 SYSTEMS = ROOT / "examples" / "systems"
 sys.path.insert(0, str(SYSTEMS))

@@ -26,3 +26,11 @@ class ToolkitError(UserError, RuntimeError):
 
 class DataError(UserError, ValueError):
     """Bad input data; the message names the file and, where known, the line."""
+
+
+class RegistryError(UserError, KeyError):
+    """An unknown or duplicate name (a study, run, profile, evaluation, backend); the
+    message lists the known names and the nearest one."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])

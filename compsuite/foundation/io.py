@@ -13,7 +13,9 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .errors import DataError
+import yaml
+
+from .errors import ConfigError, DataError
 
 
 def current_umask() -> int:
@@ -193,6 +195,23 @@ def read_aligned(*paths: str | os.PathLike) -> list[list[str]]:
         desc = ", ".join(f"{p} has {n}" for p, n in counts.items())
         raise DataError(f"line counts differ: {desc} lines")
     return columns
+
+
+def load_mapping(path: str | Path, what: str = "a mapping at the top level") -> dict:
+    """A YAML file that must hold a mapping; a missing file, malformed YAML or anything
+    else is a ConfigError naming the file."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(str(not_utf8(path) or f"{path}: not valid UTF-8")) from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: malformed YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected {what}")
+    return raw
 
 
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:

@@ -12,28 +12,93 @@ engine, the command line and the registry know nothing else about it.  A study:
 * plans its units of work for a profile (:meth:`plan`, :meth:`parts`);
 * prepares the raw data a unit needs (:meth:`prepare`; the engine has the toolkit
   backends write their formats from it);
-* evaluates a trained model (:meth:`evaluate`, given a
-  :class:`~compsuite.engine.Context`);
+* evaluates a trained model (:meth:`evaluate`, given a :class:`Context`);
 * writes its report from the stored results (:meth:`report`: every study's report
   builder has the signature ``build_report(study, profile, results, out_dir)`` and
   returns the paths it wrote).
+
+The values a study is given and returns are defined here too: what its YAML says
+(:class:`StudySpec`, with its :class:`Run` and :class:`Profile` entries, read by
+:mod:`compsuite.registry`), its units of work (:class:`Unit`) and what its ``evaluate``
+gets (:class:`Context`, with the :class:`Finished` units it needs).
 
 See ``docs/adding_a_study.md`` for a worked example.
 """
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable
 
 from compsuite import schema
-from compsuite.registry import Profile, Run, StudySpec
-
-if TYPE_CHECKING:  # pragma: no cover
-    from compsuite.engine import Context, Unit
-    from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.names import Registry
+from compsuite.toolkits import Backend, get_backend
 
 
+# ----------------------------------------------------------------------------- the YAML
+@dataclass
+class Run:
+    """One architecture trained with one toolkit.
+
+    ``args``: the toolkit's options (fairseq-train arguments; OpenNMT-py config keys,
+    over the base file ``config``); ``profiles``: profile -> overrides (a mapping, or
+    an OpenNMT-py YAML file); ``defaults``: the study's ``toolkit_defaults`` for this
+    toolkit, applied first; ``gpu``: options added last when training on a GPU (e.g.
+    OpenNMT-py's ``model_dtype: fp16``), so one config serves CPU and GPU users."""
+
+    name: str
+    architecture: str
+    toolkit: str
+    paper_setup: bool = False  # the toolkit the paper used for this architecture
+    config: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    profiles: dict[str, Any] = field(default_factory=dict)
+    defaults: dict[str, Any] = field(default_factory=dict)
+    gpu: dict[str, Any] = field(default_factory=dict)
+    #: the study file that declares the run (for errors naming its keys)
+    source: str = ""
+
+
+@dataclass
+class Profile:
+    """A named set of settings: ``paper`` (the paper's), ``quick`` (minutes on a CPU),
+    ``tiny`` (seconds, for the tests).  ``options``: the study's own profile keys."""
+
+    name: str
+    description: str
+    seeds: list[int]
+    runs: list[str]
+    jobs: int = 1
+    options: dict[str, Any] = field(default_factory=dict)
+    #: decoding settings over the study's ``generation`` (e.g. a shorter max_length)
+    generation: dict[str, Any] = field(default_factory=dict)
+    #: ``options`` read into the study's ``profile_schema`` (a dataclass instance; set
+    #: by ``Study.validate``)
+    settings: Any = None
+
+
+@dataclass
+class StudySpec:
+    """What every study's YAML has; ``raw`` is the whole merged file, for the keys the
+    study's module reads itself."""
+
+    name: str
+    title: str
+    paper: str
+    config_version: int
+    module: str
+    architectures: dict[str, dict]
+    runs: Registry[Run]
+    profiles: Registry[Profile]
+    generation: dict[str, Any]
+    source: Path
+    raw: dict[str, Any]
+    run_all: bool = True
+
+
+# ----------------------------------------------------------------------------- the study
 class Study:
     #: the study's own top-level YAML keys, as a dataclass (see compsuite.schema); read
     #: into :attr:`settings` by :meth:`validate`
@@ -100,8 +165,6 @@ class Study:
     def trains(self, run: str) -> bool:
         """Whether the run trains a model (False: an evaluate-only run, a model or a
         program the user brings, which takes every test the study has)."""
-        from compsuite.toolkits import get_backend
-
         r = self.run(run)
         return get_backend(r.toolkit).trains(r)
 
@@ -139,16 +202,16 @@ class Study:
         raise NotImplementedError
 
     def plan(self, profile: Profile, seeds: list[int] | None = None,
-             runs: list[str] | None = None) -> list["Unit"]:
+             runs: list[str] | None = None) -> list[Unit]:
         """The profile's units of work; ``seeds`` / ``runs`` replace the profile's."""
         raise NotImplementedError
 
     def prepare(self, dataset: str, seed: int, profile: Profile, data_root: Path,
-                show: bool = True) -> "Dataset":
+                show: bool = True) -> Dataset:
         """Generate (or find, by manifest) the raw data of ``dataset`` for ``seed``."""
         raise NotImplementedError
 
-    def evaluate(self, ctx: "Context") -> dict:
+    def evaluate(self, ctx: Context) -> dict:
         """Score the unit's model; the engine stores the dict after its provenance."""
         raise NotImplementedError
 
@@ -157,3 +220,81 @@ class Study:
         least) with the study's ``build_report(self, profile, results, out_dir)``;
         returns the paths written."""
         raise NotImplementedError
+
+
+# ----------------------------------------------------------------------------- units
+@dataclass
+class Unit:
+    """One unit of work: a run (architecture x toolkit) trained with one seed on one
+    dataset and evaluated, or a model of another unit evaluated on this unit's data.
+
+    ``part``: the group ``--parts`` selects (a test, a table); ``dataset``: the key the
+    study prepares data from; ``path``: the run folder under ``runs/<study>/<profile>``;
+    ``params``: the study's own fields, recorded in the result; ``model_from``: for a
+    unit that trains nothing, the path of the unit whose model it evaluates;
+    ``needs``: units that must finish first; ``train_options``: options this unit adds
+    to its run's training config."""
+
+    part: str
+    run: str
+    seed: int
+    dataset: str
+    path: str
+    params: dict[str, Any] = field(default_factory=dict)
+    model_from: str | None = None
+    needs: tuple[str, ...] = ()
+    train_options: dict | None = None
+
+    @property
+    def trains(self) -> bool:
+        return self.model_from is None
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """Every unit that must finish first: ``needs`` and ``model_from``."""
+        return self.needs + ((self.model_from,) if self.model_from else ())
+
+
+@dataclass
+class Finished:
+    """A unit whose result is stored, and the data it was trained or evaluated on."""
+
+    unit: Unit
+    result: dict
+    data: Dataset
+
+
+@dataclass
+class Context:
+    """What a study's ``evaluate`` gets: the unit, its run and folder, its data, the
+    model to evaluate (``checkpoint``, trained on ``model_data``), and the finished
+    units it needs (``deps``, by path)."""
+
+    study: Study
+    profile: Profile
+    unit: Unit
+    run: Run
+    run_dir: Path
+    data: Dataset
+    checkpoint: str
+    model_data: Dataset
+    trained: dict | None
+    deps: dict[str, Finished]
+    show: bool = True
+
+    @property
+    def backend(self) -> Backend:
+        return get_backend(self.run.toolkit)
+
+    @property
+    def generation(self) -> dict:
+        """Decoding settings: the study's ``generation``, the profile's on top."""
+        return {**self.study.generation, **self.profile.generation}
+
+    def load(self, checkpoint: str | Path | None = None, data: Dataset | None = None,
+             kind: str = "translator"):
+        """A model of this unit's run in the loop (a translator or a classifier): by
+        default the unit's own, read with the data it was trained on."""
+        return self.backend.load(checkpoint or self.checkpoint,
+                                 data if data is not None else self.model_data, kind,
+                                 self.generation)

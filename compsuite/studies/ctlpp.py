@@ -32,10 +32,9 @@ from typing import Annotated
 from compsuite.data_prep.ctlpp import CTLConfig
 from compsuite.data_prep.ctlpp.dataset import PLAN_FIELDS, VARIANT_NAMES, s_cell
 import compsuite.eval.ctlpp.analyses  # noqa: F401  (registers the 'ctlpp' breakdown)
-from compsuite.engine import Context, Unit
+from compsuite.studies.base import Context, Profile, Study, Unit
 from compsuite.foundation.errors import ConfigError
-from compsuite.registry import Profile, near
-from compsuite.studies.base import Study
+from compsuite.foundation.names import near
 from compsuite.foundation.dataset import Dataset
 from compsuite.toolkits import data_backend_names
 
@@ -153,7 +152,7 @@ STUDY = CTLPP
 
 # ----------------------------------------------------------------------------- compsuite data ctlpp
 def add_data_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import non_negative_int, positive_int
+    from compsuite.foundation.arguments import non_negative_int, positive_int
 
     sub = parser.add_subparsers(dest="action", required=True)
     g = sub.add_parser("generate", help="{train,valid,test_iid,test_ood}.tsv and manifest.json")
@@ -178,13 +177,14 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 def cmd_generate(a) -> int:
     from compsuite.data_prep.common.writers import fairseq_subsets
-    from compsuite.data_prep.ctlpp.dataset import write_corpus
-    from compsuite.data_prep.ctlpp.generate import SPLITS
+    from compsuite.data_prep.ctlpp.generate import SPLITS, generate
+    from compsuite.toolkits import write_with_toolkits
 
     cfg = CTLConfig(variant=a.variant, n_train=a.n_train, n_test=a.n_test,
                     max_length=a.max_length, n_functions=a.n_functions,
                     shared_functions=a.shared_functions, shared_symbols=a.shared_symbols)
-    w = write_corpus(Path(a.out), cfg, seed=a.seed, toolkits=a.toolkits, progress=not a.quiet)
+    w = write_with_toolkits(Path(a.out), lambda raw: generate(
+        raw, cfg, seed=a.seed, progress=not a.quiet), a.toolkits, SPLITS)
     lengths = {s: sorted(map(int, st["per_length"]))
                for s, st in w.manifest["statistics"].items() if "per_length" in st}
     print(f"wrote {w.raw} ({w.manifest['counts']}); lengths per split: {lengths}")

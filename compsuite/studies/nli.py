@@ -51,12 +51,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
-from compsuite.engine import Context, Unit
+from compsuite.foundation.checkout import ROOT
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError
-from compsuite.registry import ROOT, Profile, check_keys, near
-from compsuite.schema import PositiveInt, non_empty, within
-from compsuite.studies.base import Study
+from compsuite.foundation.names import near
+from compsuite.schema import PositiveInt, check_keys, non_empty, within
+from compsuite.studies.base import Context, Profile, Study, Unit
 
 #: a row's variant: the original model, bag-of-words (recurrent layers replaced by
 #: feed-forward ones) or trained on word-shuffled sentences (Table 3)
@@ -344,7 +344,8 @@ def cmd_prepare(a) -> int:
 
 
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_int, program_arguments
+    from compsuite.commands import program_arguments
+    from compsuite.foundation.arguments import positive_int
 
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser("score", help="score any system's predictions (pairID<TAB>label)")
@@ -371,8 +372,8 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
 
 def cmd_score(a) -> int:
     from compsuite.data_prep.nli.corpus import read_lms, read_split
+    from compsuite.data_prep.nli.lexical import check_lambda
     from compsuite.eval.nli import scores as score
-    from compsuite.eval.nli.lexical import check_lambda
     from compsuite.foundation.io import atomic_open
     from compsuite.foundation.manifest import read_manifest
 

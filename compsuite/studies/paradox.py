@@ -45,12 +45,11 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from compsuite.data_prep.paradox.opus import SMALL_PAIRS
-from compsuite.engine import Context, Unit
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, DataError
-from compsuite.registry import Profile, near
+from compsuite.foundation.names import near
 from compsuite.schema import PositiveInt, increasing, non_empty
-from compsuite.studies.base import Study
+from compsuite.studies.base import Context, Profile, Study, Unit
 
 OPUS_SIZES = {"small": "about 1M pairs", "medium": "one eighth of the corpus",
               "full": "the whole corpus (69M pairs in the paper)"}
@@ -303,7 +302,8 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import engine_arguments, positive_int, program_arguments
+    from compsuite.commands import engine_arguments, program_arguments
+    from compsuite.foundation.arguments import positive_int
 
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser("score", help="score one test from translations of its inputs (any "
@@ -359,8 +359,8 @@ def cmd_score(a) -> int:
         if not a.data and not Path(a.checkpoint).is_dir():   # a folder: a Hugging Face model
             raise ConfigError("--checkpoint needs --data (the model's fairseq-bin folder)")
         from compsuite.commands import engine_settings
-        from compsuite.eval.translators import load_translator
         from compsuite.eval.translators.base import translate
+        from compsuite.toolkits import load_translator
 
         tr = load_translator(a.checkpoint, a.data, batch_size=a.batch_size, beam=a.beam,
                              **engine_settings(a))

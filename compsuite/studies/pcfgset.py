@@ -38,12 +38,13 @@ from typing import Any, Literal
 
 from compsuite.data_prep.pcfgset import CONFIGS
 from compsuite.data_prep.pcfgset.splits import TESTS
-from compsuite.engine import Context, Unit
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import iter_lines, stdin_lines
-from compsuite.registry import EVALUATIONS, Profile, check_keys, near
-from compsuite.studies.base import Study
+from compsuite.foundation.names import near
+from compsuite.registry import EVALUATIONS
+from compsuite.schema import check_keys
+from compsuite.studies.base import Context, Profile, Study, Unit
 from compsuite.toolkits import backend_names, data_backend_names
 
 import compsuite.eval.pcfgset.evaluations  # noqa: F401  (registers the evaluations)
@@ -237,7 +238,7 @@ STUDY = PCFGSet
 
 # ----------------------------------------------------------------------------- compsuite data pcfgset
 def add_data_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_float, positive_int
+    from compsuite.foundation.arguments import positive_float, positive_int
 
     sub = parser.add_subparsers(dest="action", required=True)
     g = sub.add_parser("generate", help="generate the base corpus {train,valid,test}.{src,tgt}")
@@ -271,11 +272,13 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 def cmd_generate(a) -> int:
     from compsuite.data_prep.pcfgset.dataset import write_corpus
+    from compsuite.toolkits import write_with_toolkits
 
     options = ({"condition": a.condition} if a.test == "substitutivity" else
                {"exception_rate": a.exception_rate} if a.test == "overgeneralisation" else {})
-    w = write_corpus(Path(a.out), a.config, seed=a.seed, n_pairs=a.n_pairs, test=a.test,
-                     options=options, toolkits=a.toolkits, progress=not a.quiet)
+    w = write_with_toolkits(Path(a.out), lambda raw: write_corpus(
+        raw, a.config, seed=a.seed, n_pairs=a.n_pairs, test=a.test, options=options,
+        progress=not a.quiet), a.toolkits)
     print(f"wrote {w.raw} ({w.manifest['counts']}); dropped: {w.manifest['dropped']}")
     for folder in w.formats.values():
         print(f"wrote {folder}")
@@ -371,7 +374,7 @@ def cmd_overgeneralisation(a) -> int:
     from compsuite.commands import engine_settings, show, write_json
     from compsuite.eval.pcfgset import overgeneralisation as og
     from compsuite.eval.pcfgset.plots import overgeneralisation_areas
-    from compsuite.eval.translators import load_translator
+    from compsuite.toolkits import load_translator
 
     sources, exc, orig = og.read_exception_set(a.exceptions)
     if a.model_cmd:   # a program: one model, no checkpoints over training

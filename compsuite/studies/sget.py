@@ -42,12 +42,12 @@ from typing import Annotated, Literal
 
 from compsuite.data_prep.sget.dataset import PARTS
 from compsuite.data_prep.sget.preprocess import EN_VOCAB, JA_VOCAB
-from compsuite.engine import Context, Unit
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError
-from compsuite.registry import Profile, near, seed_list
+from compsuite.foundation.names import near
+from compsuite.registry import seed_list
 from compsuite.schema import PositiveInt, join, within
-from compsuite.studies.base import Study
+from compsuite.studies.base import Context, Profile, Study, Unit
 
 
 #: the toolkits whose checkpoints SGET's selection reads (by training step)
@@ -231,7 +231,8 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 # ----------------------------------------------------------------------------- compsuite eval sget
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import engine_arguments, positive_int, program_arguments
+    from compsuite.commands import engine_arguments, program_arguments
+    from compsuite.foundation.arguments import positive_int
 
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser(
@@ -283,8 +284,8 @@ def cmd_score(a) -> int:
         origin = {"command": a.model_cmd}
     else:
         from compsuite.commands import engine_settings
-        from compsuite.eval.translators import load_translator
         from compsuite.eval.translators.base import translate
+        from compsuite.toolkits import load_translator
 
         if Path(a.checkpoint).is_dir():   # an hf checkpoint: its own tokenizer, plain English
             sources = [r.english for r in rows]

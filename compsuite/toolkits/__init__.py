@@ -1,4 +1,4 @@
-"""Toolkit backends, registered by name.
+"""Toolkit backends, registered by name, and what the rest of the suite asks of them.
 
 Each module of this package other than ``base`` is a backend named like the module
 (``fairseq``, ``onmt``) and exports ``BACKEND``, an instance of
@@ -6,11 +6,26 @@ Each module of this package other than ``base`` is a backend named like the modu
 a backend defined elsewhere (an in-process one in a study or a test, say) joins with
 :func:`register_backend`.  A study's YAML names a run's toolkit; nothing here names a
 study.
+
+This package's face is the toolkits' public entry point: the backends by name
+(:func:`get_backend`, :func:`backend_names`), a checkpoint of any toolkit in the loop
+(:func:`load_checkpoint`, :func:`load_translator`, :func:`load_classifier`) and a
+generated corpus in the toolkits' formats (:func:`write_with_toolkits`).
 """
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from compsuite.eval.checkpoints import checkpoint_toolkit, existing
+from compsuite.eval.classifiers.base import Classifier
+from compsuite.eval.translators.base import Translator
+from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.errors import RegistryError
+from compsuite.foundation.names import near
 
 from .base import Backend
 
@@ -36,8 +51,6 @@ def data_backend_names() -> list[str]:
 
 def register_backend(backend: Backend) -> Backend:
     """Add a backend defined outside this package (its ``name`` must be new)."""
-    from compsuite.registry import RegistryError
-
     if backend.name in backend_names():
         raise RegistryError(f"toolkit backend '{backend.name}' is already registered")
     _EXTRA[backend.name] = backend
@@ -48,10 +61,70 @@ def get_backend(name: str) -> Backend:
     if name in _EXTRA:
         return _EXTRA[name]
     if name not in _modules():
-        from compsuite.registry import RegistryError, near
-
         raise RegistryError(f"unknown toolkit backend '{name}' (known: "
                             f"{', '.join(backend_names())}){near(name, backend_names())}")
     backend = importlib.import_module(f"{__name__}.{name}").BACKEND
     assert backend.name == name, f"{__name__}.{name} exports a backend named {backend.name!r}"
     return backend
+
+
+# ----------------------------------------------------------------------------- models in the loop
+def load_checkpoint(checkpoint: str | Path, data: str | Path | None = None,
+                    kind: str = "translator", toolkit: str | None = None, **generation):
+    """A checkpoint of any toolkit as a translator or a classifier, by the backend of
+    the toolkit that wrote it (``toolkit`` to say which).  ``data``: the folder in that
+    toolkit's format the model was trained on (fairseq: its dictionaries);
+    ``generation``: ``batch_size``, ``max_length``, ``beam``."""
+    if Path(checkpoint).is_dir():  # the hf backend's checkpoints are folders
+        toolkit = toolkit or "hf"
+    else:
+        checkpoint = existing(checkpoint)
+    toolkit = toolkit or checkpoint_toolkit(checkpoint)
+    dataset = None if data is None else Dataset(Path(data).parent,
+                                                formats={toolkit: Path(data)})
+    return get_backend(toolkit).load(checkpoint, dataset, kind, generation)
+
+
+def load_translator(checkpoint: str | Path, data: str | Path | None = None,
+                    batch_size: int = 256, max_length: int = 512,
+                    toolkit: str | None = None, beam: int = 1, **engine) -> Translator:
+    """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
+    folder (its dictionaries) for fairseq checkpoints; unused for OpenNMT-py, whose
+    checkpoints carry their vocabularies.  ``beam``: 1 (greedy, the default) or the beam
+    size.  ``engine``: the decoding engine's settings (``engine``, ``compute_type``,
+    ``device``: see ``compsuite.eval.translators.ct2_backend``)."""
+    return load_checkpoint(checkpoint, data, "translator", toolkit, batch_size=batch_size,
+                           max_length=max_length, beam=beam,
+                           **{k: v for k, v in engine.items() if v is not None})
+
+
+def load_classifier(checkpoint: str | Path, data: str | Path | None = None,
+                    batch_size: int = 512, toolkit: str | None = None) -> Classifier:
+    """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
+    folder (its dictionaries) for fairseq checkpoints."""
+    return load_checkpoint(checkpoint, data, "classifier", toolkit, batch_size=batch_size)
+
+
+# ----------------------------------------------------------------------------- data
+@dataclass
+class Written:
+    """What :func:`write_with_toolkits` wrote: the raw folder, its manifest and the
+    toolkit folders (toolkit -> folder)."""
+    raw: Path
+    manifest: dict
+    formats: dict[str, Path] = field(default_factory=dict)
+
+
+def write_with_toolkits(out: str | Path, write_raw: Callable[[Path], dict],
+                        toolkits: Sequence[str] = (),
+                        splits: Sequence[str] | None = None) -> Written:
+    """A ``compsuite data <study> generate`` corpus: ``write_raw(folder)`` writes the
+    text and returns its manifest, into ``out`` itself, or with ``toolkits`` into
+    ``out/raw`` with each toolkit's format written beside it by its backend."""
+    out = Path(out)
+    raw = out / "raw" if toolkits else out
+    written = Written(raw, write_raw(raw))
+    for tk in toolkits:
+        data = Dataset(out, tuple(splits)) if splits else Dataset(out)
+        written.formats[tk] = get_backend(tk).write_data(data)
+    return written

@@ -198,16 +198,6 @@ def finish_run(run_dir: Path, info: dict) -> dict:
     return info
 
 
-def remove_checkpoint(path: Path) -> None:
-    """Delete a checkpoint: a file (fairseq, OpenNMT-py) or a folder (hf)."""
-    import shutil
-
-    if Path(path).is_dir():
-        shutil.rmtree(path)
-    else:
-        Path(path).unlink()
-
-
 def to_cli(args: dict[str, Any]) -> list[str]:
     """``{"max_update": 10, "cpu": True}`` -> ``["--max-update", "10", "--cpu"]``.  A
     negative number goes as ``--flag=value``: argparse reads a separate ``-1e-09`` as an
@@ -226,15 +216,6 @@ def to_cli(args: dict[str, Any]) -> list[str]:
         else:
             out += [flag, str(val)]
     return out
-
-
-def cuda_available() -> bool:
-    try:
-        import torch
-
-        return torch.cuda.is_available()
-    except Exception:  # pragma: no cover - torch is a dependency
-        return False
 
 
 def thread_env(threads: int | None) -> dict[str, str] | None:

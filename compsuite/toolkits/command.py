@@ -31,9 +31,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated
 
+from compsuite.foundation.checkout import ROOT
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import atomic_open
-from compsuite.registry import ROOT
 from compsuite.schema import check, positive, within
 
 from compsuite.foundation.dataset import Dataset

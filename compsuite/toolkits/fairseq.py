@@ -34,13 +34,14 @@ from pathlib import Path
 
 from compsuite.data_prep.common.writers import (fairseq_subsets, toolkit_command, write_fairseq,
                                                 write_fairseq_pairs)
+from compsuite.foundation.checkout import ROOT
 from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open
 from compsuite.processes import set_aside_incomplete
-from compsuite.registry import ROOT
 
+from compsuite.devices import cuda_available
 from compsuite.foundation.dataset import Dataset
-from .base import (Backend, begin_run, config_hash, cuda_available, finish_run, merge, run_to_file,
+from .base import (Backend, begin_run, config_hash, finish_run, merge, run_to_file,
                    run_with_progress, thread_env, to_cli)
 
 USER_DIR = ROOT / "fairseq_plugins"

@@ -63,9 +63,10 @@ from compsuite.schema import PositiveInt, check, join
 from compsuite.eval.translators.hf_backend import (META, ensure_padding, folder_kind, model_class,
                                                     position_limit, prompt_ids)
 
+from compsuite.devices import cuda_available
 from compsuite.foundation.dataset import Dataset
-from .base import (Backend, begin_run, config_hash, cuda_available, finish_run, merge,
-                   run_with_progress, thread_env, translate_split)
+from .base import (Backend, begin_run, config_hash, finish_run, merge, run_with_progress,
+                   thread_env, translate_split)
 
 #: the training process never reaches the Hugging Face hub
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}

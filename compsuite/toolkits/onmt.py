@@ -22,14 +22,15 @@ from pathlib import Path
 import yaml
 
 from compsuite.data_prep.common.writers import run_logged, toolkit_command, write_onmt
+from compsuite.foundation.checkout import ROOT
 from compsuite.foundation.errors import ConfigError, ToolkitError
-from compsuite.foundation.io import atomic_open
+from compsuite.foundation.io import atomic_open, load_mapping
 from compsuite.processes import set_aside_incomplete
-from compsuite.registry import ROOT, load_mapping
 
+from compsuite.devices import cuda_available
 from compsuite.foundation.dataset import Dataset
-from .base import (Backend, begin_run, config_hash, cuda_available, finish_run, merge,
-                   run_with_progress, thread_env, translate_split)
+from .base import (Backend, begin_run, config_hash, finish_run, merge, run_with_progress,
+                   thread_env, translate_split)
 
 
 def load_yaml(path: Path) -> dict:

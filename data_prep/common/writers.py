@@ -16,9 +16,8 @@ import json
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 from compsuite.foundation.errors import DataError, ToolkitError
 from compsuite.foundation.io import atomic_open, iter_lines
@@ -348,30 +347,3 @@ def write_onmt(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] =
             raise ToolkitError(f"onmt_build_vocab wrote no {name}; see {log}")
     return _complete(tmp, out_dir, "onmt_build_vocab", args, counts,
                      ("compsuite", "OpenNMT-py", "torch"))
-
-
-@dataclass
-class Written:
-    """What :func:`write_with_toolkits` wrote: the raw folder, its manifest and the
-    toolkit folders (toolkit -> folder)."""
-    raw: Path
-    manifest: dict
-    formats: dict[str, Path] = field(default_factory=dict)
-
-
-def write_with_toolkits(out: str | Path, write_raw: Callable[[Path], dict],
-                        toolkits: Sequence[str] = (),
-                        splits: Sequence[str] | None = None) -> Written:
-    """A ``compsuite data <study> generate`` corpus: ``write_raw(folder)`` writes the
-    text and returns its manifest, into ``out`` itself, or with ``toolkits`` into
-    ``out/raw`` with each toolkit's format written beside it by its backend."""
-    from compsuite.foundation.dataset import Dataset
-    from compsuite.toolkits import get_backend
-
-    out = Path(out)
-    raw = out / "raw" if toolkits else out
-    written = Written(raw, write_raw(raw))
-    for tk in toolkits:
-        data = Dataset(out, tuple(splits)) if splits else Dataset(out)
-        written.formats[tk] = get_backend(tk).write_data(data)
-    return written

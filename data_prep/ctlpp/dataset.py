@@ -1,5 +1,4 @@
-"""CTL++'s data folders, as the suite's engine asks for them (``compsuite run ctlpp``),
-and the corpus ``compsuite data ctlpp generate`` writes.
+"""CTL++'s data folders, as the suite's engine asks for them (``compsuite run ctlpp``).
 
 ``DATA/ctlpp/<variant or S cell>/<size>/seed<S>/raw/`` (:func:`build_dataset`): the
 generator's ``{train,valid,test_iid,test_ood}.{src,tgt}`` (and the same pairs as
@@ -12,9 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Sequence
 
-from compsuite.data_prep.common.writers import Written, write_with_toolkits
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.manifest import is_complete
 
@@ -60,11 +57,3 @@ def build_dataset(data_root: Path, dataset: str, seed: int, sizes: dict,
     if not is_complete(data.raw, GENERATOR, cfg.as_args()):
         generate(data.raw, cfg, seed=seed, progress=show)
     return data
-
-
-def write_corpus(out: Path, cfg: CTLConfig, seed: int = 1, toolkits: Sequence[str] = (),
-                 progress: bool = True) -> Written:
-    """The corpus of ``cfg`` in ``out`` (in ``out/raw`` with ``toolkits``, each of which
-    then writes its format beside it)."""
-    return write_with_toolkits(
-        out, lambda raw: generate(raw, cfg, seed=seed, progress=progress), toolkits, SPLITS)

@@ -23,7 +23,7 @@ paths, or the quick profile's synthetic corpus) and writes, under ``root``:
   our head-outward binarisation of ``sentence{1,2}_parse``: the adversaries and the
   synthetic corpus), and each word's characters;
 * ``lexical/``: the softmax-regression classifier of section 5
-  (:class:`compsuite.eval.nli.lexical.LexicalClassifier`) trained on the training
+  (:class:`compsuite.data_prep.nli.lexical.LexicalClassifier`) trained on the training
   pairs (or on the files ``lexical_train`` names: the paper trains it on SNLI + MNLI),
   each evaluation set's LMS (``<set>.lms``, one value a line, in the set's order), and
   ``rows.json``: per set, the Human row (a random annotator's label, footnote 10; only
@@ -220,7 +220,7 @@ def _pools(source: Source, root: Path, rules: str, seed: int, train_files: list[
 def build_lexical(root: Path, source: Source, *, seed: int = 1, C: float | None = None,
                   hash_bits: int | None = None, show: bool = True) -> dict:
     """``lexical/``: the classifier, each evaluation set's LMS and ``rows.json``."""
-    from compsuite.eval.nli import lexical as lex
+    from . import lexical as lex
 
     out = root / "lexical"
     files = [str(Path(p).resolve()) for p in (source.lexical_train or source.train)]
@@ -273,7 +273,7 @@ def _row(flags, values, lambdas=(0.5, 0.6, 0.7)) -> dict:
 def reference_rows(pairs: list[Pair], values: list[float], lexical_pred: list[str],
                    train_gold: list[str], seed: int = 1, top: int = 5) -> dict:
     """The rows of Table 5 that need no trained model, for one evaluation set."""
-    from compsuite.eval.nli import lexical as lex
+    from . import lexical as lex
 
     gold = [p.label for p in pairs]
     several = any(len(p.annotator_labels or []) > 1 for p in pairs)
@@ -321,7 +321,7 @@ def reference_analysis(sample: str | Path, out: str | Path, *, seed: int = 1, fo
     rows, and the lexical classifier's CS_λ sizes, cross-fitted: the pairs split into
     ``folds`` groups by premise, each group's LMS from a classifier trained on the
     others (a sample has no training set of its own).  ``out/summary.json``."""
-    from compsuite.eval.nli import lexical as lex
+    from . import lexical as lex
 
     out = Path(out)
     sample = Path(sample).resolve()

@@ -385,7 +385,7 @@ def write(out: str | Path, seed: int, n_train: int = 20000, n_dev: int = 2000,
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_int
+    from compsuite.foundation.arguments import positive_int
 
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True)

@@ -224,7 +224,7 @@ def write(out: str | Path, seed: int, n_train: int = 12000, n_valid: int = 500,
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_int
+    from compsuite.foundation.arguments import positive_int
 
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True)

@@ -62,7 +62,7 @@ def generate(out: str | Path, seed: int, per_template: int = PER_TEMPLATE,
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_int
+    from compsuite.foundation.arguments import positive_int
 
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True, help="folder for synthetic/ and manifest.json")

@@ -175,7 +175,7 @@ def _case(found: str, replacement: str) -> str:
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_int
+    from compsuite.foundation.arguments import positive_int
 
     ap.add_argument("--en", required=True, help="the corpus's English side, one sentence per line")
     ap.add_argument("--nl", required=True, help="its Dutch side, aligned line by line")

@@ -472,7 +472,7 @@ def _mean_len(path: Path) -> float:
 
 # ----------------------------------------------------------------------------- command
 def add_arguments(ap: argparse.ArgumentParser) -> None:
-    from compsuite.commands import positive_int
+    from compsuite.foundation.arguments import positive_int
 
     ap.add_argument("--en", required=True, help="the corpus's English side (one sentence a line; .gz ok)")
     ap.add_argument("--nl", required=True, help="its Dutch side, aligned line by line")

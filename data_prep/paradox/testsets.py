@@ -45,6 +45,7 @@ from compsuite.foundation.io import iter_lines, read_lines
 from . import templates as T
 from .items import Idiom, Synonym, idioms, synonyms
 from .lexicon import PL, SG, Lexicon, load
+from .literal import overgeneralised
 
 TESTS = ("np_vp", "s_conj_s", "substitutivity", "overgeneralisation")
 SEMI_NATURAL = tuple(range(1, 11))
@@ -303,8 +304,6 @@ def _build_overgeneralisation(b, rng, n, lex, semi, nat, syns, ids):
             w = random_words(rng, lex)
             b.add("random", "-", idiom.name, "idiom", " ".join(w[:5] + [idiom.idiom] + w[5:]))
     if nat and (nat / "overgeneralisation").is_dir():
-        from compsuite.eval.paradox.metrics import overgeneralised
-
         for i, idiom in enumerate(ids):
             p = nat / "overgeneralisation" / f"{i}.en"
             if not p.is_file():
@@ -389,7 +388,7 @@ def read_samples(folder: str | Path, test: str) -> tuple[list[str], list[dict]]:
 
 
 def add_arguments(ap) -> None:
-    from compsuite.commands import positive_int
+    from compsuite.foundation.arguments import positive_int
 
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True)

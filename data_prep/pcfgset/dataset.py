@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
-from compsuite.data_prep.common.writers import Written, write_with_toolkits
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError
 from compsuite.foundation.io import sha256_file
@@ -64,20 +63,18 @@ def check_same_corpus(test_raw: Path, task_raw: Path, test: str) -> None:
                               "model's training data")
 
 
-def write_corpus(out: Path, config: str = "full", seed: int = 1, n_pairs: int | None = None,
+def write_corpus(raw: Path, config: str = "full", seed: int = 1, n_pairs: int | None = None,
                  test: str | None = None, options: Mapping[str, Any] | None = None,
-                 toolkits: Sequence[str] = (), progress: bool = True) -> Written:
+                 progress: bool = True) -> dict:
     """The base corpus of ``config`` (or, with ``test``, that test's splits with
-    ``options``) in ``out``; with ``toolkits``, in ``out/raw`` and each toolkit's format
-    beside it.  ``n_pairs`` overrides the config's number of distinct pairs."""
+    ``options``) in ``raw``; returns its manifest.  ``n_pairs`` overrides the config's
+    number of distinct pairs.  (``compsuite data pcfgset generate`` has the toolkits
+    write their formats beside it: :func:`compsuite.toolkits.write_with_toolkits`.)"""
     cfg = CONFIGS[config]
     if n_pairs is not None:
         if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1:
             raise ConfigError(f"n_pairs must be a positive integer, not {n_pairs!r}")
         cfg = replace(cfg, n_pairs=n_pairs)
-
-    def write_raw(raw: Path) -> dict:
-        if test:
-            return TESTS[test](raw, cfg, seed=seed, **(options or {}))
-        return generate(raw, cfg, seed=seed, progress=progress)
-    return write_with_toolkits(out, write_raw, toolkits)
+    if test:
+        return TESTS[test](raw, cfg, seed=seed, **(options or {}))
+    return generate(raw, cfg, seed=seed, progress=progress)

@@ -349,7 +349,7 @@ def prepare(src_dir: str | Path, out_dir: str | Path, *, from_released: bool = T
 # ----------------------------------------------------------------------------- command line
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     """The options of ``compsuite data sget prepare``."""
-    from compsuite.commands import positive_int
+    from compsuite.foundation.arguments import positive_int
 
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--from-released", metavar="DIR",

@@ -14,13 +14,11 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from compsuite.engine import Context, Unit
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.io import read_aligned, write_lines
 from compsuite.foundation.manifest import is_complete, write_manifest
-from compsuite.registry import Profile
 from compsuite.schema import PositiveInt
-from compsuite.studies.base import Study
+from compsuite.studies.base import Context, Profile, Study, Unit
 from compsuite.toolkits import backend_names, register_backend
 
 import sklearn_bow

@@ -7,7 +7,6 @@ layer (one row per input), for analyses of what a model learnt.  ``calls`` count
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
 
@@ -23,12 +22,3 @@ class Classifier(Protocol):
     def features(self, inputs: Sequence[str]):
         """The representation below the classifier, a tensor of shape [len(inputs), d]."""
         ...
-
-
-def load_classifier(checkpoint: str | Path, data: str | Path | None = None,
-                    batch_size: int = 512, toolkit: str | None = None) -> Classifier:
-    """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
-    folder (its dictionaries) for fairseq checkpoints."""
-    from compsuite.eval.checkpoints import load_model
-
-    return load_model(checkpoint, data, "classifier", toolkit, batch_size=batch_size)

@@ -26,11 +26,11 @@ class HFClassifier:
     def __init__(self, checkpoint: str | Path, batch_size: int = 32):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+        from compsuite.devices import cuda_available
         from compsuite.eval.translators.base import count_batches
         from compsuite.eval.translators.hf_backend import (ensure_padding, from_folder,
                                                             model_folder, position_limit,
                                                             read_meta)
-        from compsuite.toolkits.base import cuda_available
 
         checkpoint = Path(checkpoint)
         self.meta = read_meta(checkpoint)

@@ -15,7 +15,7 @@ from compsuite.eval.metrics.accuracy import accuracy_by, sequence_accuracy
 from compsuite.registry import breakdown
 
 if TYPE_CHECKING:  # pragma: no cover
-    from compsuite.engine import Context
+    from compsuite.studies.base import Context
 
 
 def evaluate(ctx: "Context") -> dict:

@@ -114,7 +114,7 @@ def score_dev(gold: Sequence[str], pred: Sequence[str], lms_values: Sequence[flo
               lambdas: Sequence[float] = (0.5, 0.6, 0.7), lms_signature: str | None = None) -> dict:
     """Accuracy (percent) on the whole set and, given the pairs' LMS, on each CS_λ, with
     the subsets' sizes (Table 5's row for one model)."""
-    from compsuite.eval.nli.lexical import cs_subset
+    from compsuite.data_prep.nli.lexical import cs_subset
 
     _check(gold, pred)
     correct = [g == p for g, p in zip(gold, pred)]

@@ -5,8 +5,9 @@ Every metric returns a :class:`Result` (score in [0, 1] as the paper's tables pr
 the number of samples scored, per-sample outcomes, samples left out and why) with a
 signature naming its settings, like sacreBLEU's.  Translations are compared as words:
 whitespace-separated tokens (fairseq-generate's detokenised output and the rule-based
-Dutch already separate punctuation; :func:`words` splits punctuation off for other
-systems' outputs, so ``koning.`` and ``koning .`` are the same words).
+Dutch already separate punctuation; :func:`~compsuite.data_prep.paradox.literal.words`
+splits punctuation off for other systems' outputs, so ``koning.`` and ``koning .`` are
+the same words).
 
 * **S -> NP VP** (section 4.1): the translations of a sentence and of the sentence with
   one noun changed are consistent when they differ in exactly one word: word-level edit
@@ -28,7 +29,8 @@ systems' outputs, so ``koning.`` and ``koning .`` are the same words).
   copied English forms the authors saw).  We match whole words (case-insensitive); the
   authors' released evaluation matches substrings of the lowercased translation, so
   ``even`` fires inside ``geven``: ``match="substring"`` is their reading, and reports
-  give both.
+  give both.  The keyword match itself is shared with the test-set build
+  (``data_prep/paradox/literal.py``).
 """
 from __future__ import annotations
 
@@ -36,14 +38,14 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
+from compsuite.data_prep.paradox.literal import MATCHES, overgeneralised, words
+
 VERSION = "1"
 
 #: what a changed noun may change besides itself (section 4.1: "accounting for determiner
 #: changes"): het -> de, and the relative pronoun dat -> die
 NP_VP_NORMALISE = {"het": "de", "Het": "De", "dat": "die", "Dat": "Die"}
 CONJUNCTION = "en"
-
-_PUNCT = re.compile(r"([.,!?;:\"“”„()])")
 
 
 class LengthError(ValueError):
@@ -79,11 +81,6 @@ def _check(*columns: Sequence, names: Sequence[str]) -> None:
     if len(set(lengths)) > 1:
         raise LengthError("different numbers of lines: " +
                           ", ".join(f"{k} {n}" for n, k in zip(names, lengths)))
-
-
-def words(text: str) -> list[str]:
-    """Whitespace tokens, punctuation split off."""
-    return _PUNCT.sub(r" \1 ", text).split()
 
 
 def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
@@ -286,26 +283,9 @@ def substitutivity(first: Sequence[str], second: Sequence[str],
 
 
 # ----------------------------------------------------------------------------- overgeneralisation
-MATCHES = ("word", "substring")
-
-
 def overgeneralisation_signature(match: str) -> str:
     return (f"metric:overgeneralisation|literal:any_keyword|match:{match}|case:insensitive"
             f"|tok:words+punct|version:{VERSION}")
-
-
-def overgeneralised(translation: str, keywords: Iterable[str], match: str = "word") -> bool:
-    """Whether the translation holds a literal keyword: a whole word (``match="word"``,
-    ours) or anywhere inside the text (``"substring"``, the authors')."""
-    if match not in MATCHES:
-        raise ValueError(f"match: one of {', '.join(MATCHES)}, not {match!r}")
-    kws = [k.lower() for k in keywords if k.strip()]
-    if match == "substring":
-        low = translation.lower()
-        return any(k in low for k in kws)
-    ws = [w.lower() for w in words(translation)]
-    joined = " " + " ".join(ws) + " "
-    return any(f" {' '.join(k.split())} " in joined for k in kws)
 
 
 def overgeneralisation(translations: Sequence[str],

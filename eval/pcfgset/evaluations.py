@@ -22,7 +22,7 @@ The task accuracy (Table 3's first row) uses the toolkit's own prediction comman
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from compsuite.data_prep.pcfgset.grammar import FUNCTIONS, TWIN_SUFFIX, structure
 from compsuite.eval.metrics.accuracy import accuracy_with_breakdown, sequence_accuracy
@@ -30,10 +30,18 @@ from compsuite.foundation.io import atomic_open, read_aligned, read_lines, sha25
 from compsuite.registry import breakdown, evaluation
 
 if TYPE_CHECKING:  # pragma: no cover
-    from compsuite.engine import Context
-    from compsuite.studies.pcfgset import CompositionalityTest
+    from compsuite.studies.base import Context
 
 breakdown("pcfgset")(structure)
+
+
+class TestEntry(Protocol):
+    """What an evaluation reads of the ``tests:`` entry it scores (the study's schema,
+    ``compsuite.studies.pcfgset.CompositionalityTest``, has these and more)."""
+
+    options: dict[str, Any]
+    compare_base: bool
+
 
 EMBEDDING_SIGNATURE = "metric:cosine_distance|embeddings:source-input|version:1"
 
@@ -84,7 +92,7 @@ def _task_unit(ctx: "Context"):
 
 
 @evaluation("accuracy")
-def accuracy(ctx: "Context", spec: "CompositionalityTest") -> dict:
+def accuracy(ctx: "Context", spec: TestEntry) -> dict:
     from compsuite.eval.metrics.consistency import eos_problem_share
 
     raw = ctx.data.raw
@@ -107,7 +115,7 @@ def accuracy(ctx: "Context", spec: "CompositionalityTest") -> dict:
 
 
 @evaluation("consistency")
-def substitutivity(ctx: "Context", spec: "CompositionalityTest") -> dict:
+def substitutivity(ctx: "Context", spec: TestEntry) -> dict:
     from compsuite.eval.metrics.consistency import consistency
     from compsuite.eval.translators.base import name_inputs, progress
 
@@ -143,7 +151,7 @@ def distances_or_reason(translator, checkpoint: str) -> dict:
 
 
 @evaluation("localism")
-def localism(ctx: "Context", spec: "CompositionalityTest") -> dict:
+def localism(ctx: "Context", spec: TestEntry) -> dict:
     from compsuite.eval.translators.base import require_model
 
     from . import localism as loc
@@ -160,7 +168,7 @@ def localism(ctx: "Context", spec: "CompositionalityTest") -> dict:
 
 
 @evaluation("overgeneralisation")
-def overgeneralisation(ctx: "Context", spec: "CompositionalityTest") -> dict:
+def overgeneralisation(ctx: "Context", spec: TestEntry) -> dict:
     from . import overgeneralisation as og
 
     rate = spec.options.get("exception_rate", 0.001)
@@ -175,7 +183,7 @@ def overgeneralisation(ctx: "Context", spec: "CompositionalityTest") -> dict:
 
 
 @evaluation("per_function")
-def per_function(ctx: "Context", spec: "CompositionalityTest") -> dict:
+def per_function(ctx: "Context", spec: TestEntry) -> dict:
     from compsuite.eval.translators.base import name_inputs, progress
 
     tr = ctx.load()
@@ -192,7 +200,7 @@ def per_function(ctx: "Context", spec: "CompositionalityTest") -> dict:
 
 
 @evaluation("by_length")
-def by_length(ctx: "Context", spec: "CompositionalityTest") -> dict:
+def by_length(ctx: "Context", spec: TestEntry) -> dict:
     raw = ctx.data.raw
     srcs, refs, lengths = read_aligned(raw / "increasing_length.src", raw / "increasing_length.tgt",
                                        raw / "increasing_length.category")

@@ -2,7 +2,7 @@
 
 A line is correct when the *target* of its generalisation pattern is translated and
 plays the same grammatical role as in the reference.  What the target is comes from
-the pattern (:data:`compsuite.eval.sget.metrics.PATTERNS`): a noun (primitive
+the pattern (:data:`compsuite.eval.sget.patterns.PATTERNS`): a noun (primitive
 substitution), a verb (primitive structural alternation, tense alternation), or a phrase
 (phrase recombination, PP and adjective recursion, indirect-object-extracted RC).  The caller
 passes, per line, the hypothesis, the reference, the pattern and the target's Japanese
@@ -84,7 +84,7 @@ from typing import Hashable, Iterable, Mapping, Sequence
 from compsuite.foundation.io import atomic_open
 from compsuite.threadcache import per_thread
 
-from .metrics import IN_DISTRIBUTION, PATTERNS, PatternInfo, normalise, pattern_info
+from .patterns import IN_DISTRIBUTION, PATTERNS, PatternInfo, normalise, pattern_info
 
 FEATURES_VERSION = "1"
 MODEL = "ja_ginza"

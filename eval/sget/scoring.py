@@ -12,7 +12,8 @@ from typing import Sequence
 from compsuite.foundation.errors import DataError
 from compsuite.foundation.io import read_lines, write_lines
 
-from .metrics import normalise, parse_gen_info, score_set
+from .metrics import parse_gen_info, score_set
+from .patterns import normalise
 
 
 def score_split(split: str, pred: Path, text: Path, out_dir: Path, *, gen_info_file: Path,

@@ -52,7 +52,7 @@ def select_checkpoint(backend, run_dir: Path, data, generation: dict, dev_refs: 
         raise DataError(f"{run_dir}: the selected checkpoint (step {best}) was deleted; "
                         "delete selection.json and retrain to select again")
     if keep == "best":
-        from compsuite.toolkits.base import remove_checkpoint
+        from compsuite.eval.checkpoints import remove_checkpoint
 
         for s, p in present.items():
             if s != best:

@@ -10,7 +10,6 @@ callable told how many sentences each batch translated), for the bar of a long s
 from __future__ import annotations
 
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Callable, Iterator, Protocol, runtime_checkable
 
 from compsuite.foundation.errors import UserError
@@ -135,19 +134,3 @@ def translate(translator, sources: list[str], desc: str = "translate",
     ``show`` (:func:`progress`)."""
     with progress(translator, len(sources), desc, show):
         return translator.translate(sources)
-
-
-def load_translator(checkpoint: str | Path, data: str | Path | None = None,
-                    batch_size: int = 256, max_length: int = 512,
-                    toolkit: str | None = None, beam: int = 1, **engine) -> Translator:
-    """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
-    folder (its dictionaries) for fairseq checkpoints; unused for OpenNMT-py, whose
-    checkpoints carry their vocabularies.  ``beam``: 1 (greedy, the default) or the beam
-    size (the paradox study translates with beam 5, as its authors did).  ``engine``:
-    the decoding engine's settings (``engine``, ``compute_type``, ``device``: see
-    ``ct2_backend``)."""
-    from compsuite.eval.checkpoints import load_model
-
-    return load_model(checkpoint, data, "translator", toolkit, batch_size=batch_size,
-                      max_length=max_length, beam=beam,
-                      **{k: v for k, v in engine.items() if v is not None})

@@ -126,7 +126,7 @@ def converter(toolkit: str, checkpoint: Path, data: Path | None, work: Path):
     import ctranslate2
 
     if toolkit == "fairseq":
-        from compsuite.registry import ROOT
+        from compsuite.foundation.checkout import ROOT
 
         return ctranslate2.converters.FairseqConverter(
             str(checkpoint), str(data), user_dir=str(ROOT / "fairseq_plugins"))

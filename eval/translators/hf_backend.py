@@ -196,7 +196,7 @@ def load_model(checkpoint: Path, meta: dict, device: str):
 class HFTranslator:
     def __init__(self, checkpoint: Path, batch_size: int = 32, max_new_tokens: int | None = None,
                  beam: int = 1):
-        from compsuite.toolkits.base import cuda_available
+        from compsuite.devices import cuda_available
 
         from .base import count_batches
 

@@ -224,6 +224,25 @@ class ESIMConfig(FairseqDataclass):
                 "times 1 - p (not PyTorch's x / (1 - p) in training)"})
 
 
+class UnscaledDropout(nn.Module):
+    """Dropout as Chen et al.'s Theano code has it (lukecq1231/nli,
+    scripts/TreeLSTM_IM/main.py, ``dropout_layer``): in training x times a 0/1 mask
+    kept with probability 1 − p; at evaluation x times 1 − p.  In expectation the same as
+    PyTorch's inverted dropout, but every layer after it sees its input scaled by 1 − p
+    (0.5 for S-TLSTM), which changes what the initial weights and the learning rate mean."""
+
+    def __init__(self, p: float):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if self.p <= 0.0:
+            return x
+        if not self.training:
+            return x * (1.0 - self.p)
+        return F.dropout(x, self.p, training=True) * (1.0 - self.p)
+
+
 @register_model("nli_esim", dataclass=ESIMConfig)
 class ESIM(PairClassifier):
     def __init__(self, cfg, task):
@@ -236,8 +255,6 @@ class ESIM(PairClassifier):
         self.hidden = nn.Linear(4 * 2 * h, cfg.mlp_dim)  # [avg; max] of both sentences
         self.out = nn.Linear(cfg.mlp_dim, self.num_classes)
         if getattr(cfg, "unscaled_dropout", False):
-            from .nli_trees import UnscaledDropout     # nli_trees imports this module
-
             self.drop = UnscaledDropout(cfg.dropout)
         d = task.source_dictionary
         self.bos_eos = (d.bos(), d.eos()) if getattr(cfg, "bos_eos", False) else None

@@ -30,7 +30,7 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.models import register_model
 
 from ..trees import BinaryTreeLSTM, schedule
-from .nli import PairClassifier, masked_max, masked_mean, need, soft_align
+from .nli import PairClassifier, UnscaledDropout, masked_max, masked_mean, need, soft_align
 
 
 # ----------------------------------------------------------------------------- S-TLSTM
@@ -51,25 +51,6 @@ class STLSTMConfig(FairseqDataclass):
         "help": "their code's dropout: the kept units are not scaled up in training, and "
                 "every unit is multiplied by the keep rate at evaluation (the paper "
                 "profile); otherwise PyTorch's inverted dropout"})
-
-
-class UnscaledDropout(nn.Module):
-    """Dropout as Chen et al.'s Theano code has it (lukecq1231/nli,
-    scripts/TreeLSTM_IM/main.py, ``dropout_layer``): in training x times a 0/1 mask
-    kept with probability 1 − p; at evaluation x times 1 − p.  In expectation the same as
-    PyTorch's inverted dropout, but every layer after it sees its input scaled by 1 − p
-    (0.5 for S-TLSTM), which changes what the initial weights and the learning rate mean."""
-
-    def __init__(self, p: float):
-        super().__init__()
-        self.p = p
-
-    def forward(self, x):
-        if self.p <= 0.0:
-            return x
-        if not self.training:
-            return x * (1.0 - self.p)
-        return F.dropout(x, self.p, training=True) * (1.0 - self.p)
 
 
 @register_model("nli_stlstm", dataclass=STLSTMConfig)
