@@ -54,9 +54,11 @@ def test_ctlpp_tiny_profile_end_to_end(tiny_study):
     assert {p: p.stat().st_mtime_ns for p in t.runs.rglob("result.json")} == stamps
 
 
-def test_ctlpp_paper_configs_load_and_run_one_update(tmp_path):
-    """The paper-size models (Appendix A settings) build and take one update."""
+def test_ctlpp_paper_configs_load_and_run_one_update(tiny_study, tmp_path):
+    """The paper-size models (Appendix A settings) build and take one update (on the
+    session's tiny data; two trainings side by side, a thread each)."""
     import subprocess
+    from concurrent.futures import ThreadPoolExecutor
 
     from compsuite.data_prep.common.writers import toolkit_command
     from compsuite.foundation.checkout import ROOT
@@ -65,9 +67,10 @@ def test_ctlpp_paper_configs_load_and_run_one_update(tmp_path):
 
     study = get_study("ctlpp")
     fairseq = get_backend("fairseq")
-    data = study.prepare("A", 1, study.profile("tiny"), tmp_path / "DATA", show=False)
+    data = study.prepare("A", 1, study.profile("tiny"), tiny_study("ctlpp").root / "DATA",
+                         show=False)
     data.formats["fairseq"] = fairseq.write_data(data)
-    counts = {}
+    commands, counts = {}, {}
     for run_name in study.profile("paper").runs:
         args = fairseq.train_args(study.run(run_name), "paper")
         arch = study.run(run_name).architecture
@@ -84,9 +87,14 @@ def test_ctlpp_paper_configs_load_and_run_one_update(tmp_path):
         assert args.pop("score_checkpoint") == "last"
         args.update(max_update=1, cpu=True, disable_validation=True, num_workers=0,
                     save_dir=str(tmp_path / run_name))
-        cmd = toolkit_command("fairseq-train") + [str(data.folder("fairseq")), "--user-dir",
-                                                   "fairseq_plugins"] + to_cli(args)
-        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        commands[run_name] = toolkit_command("fairseq-train") + [
+            str(data.folder("fairseq")), "--user-dir", "fairseq_plugins"] + to_cli(args)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = dict(zip(commands, pool.map(lambda cmd: subprocess.run(
+            cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env),
+            commands.values())))
+    for run_name, r in done.items():
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
         assert (tmp_path / run_name / "checkpoint_last.pt").is_file()
         params = [ln for ln in r.stdout.splitlines() if "num. shared model params" in ln]

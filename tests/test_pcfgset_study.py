@@ -223,12 +223,13 @@ def test_study_report_has_every_table_and_figure(tmp_path):
     assert written[:2] == [tmp_path / "report.json", tmp_path / "report.md"]
 
 
-def test_task_model_is_read_with_its_own_dictionaries(tmp_path, monkeypatch):
+def test_task_model_is_read_with_its_own_dictionaries(tiny_study, monkeypatch):
     """compare_base scores the task model on the test's inputs: it must be loaded with
     the task corpus's data (for fairseq, its dictionaries), not the test split's (they
-    number the symbols differently; the first full run scored ConvS2S 0.00 that way)."""
+    number the symbols differently; the first full run scored ConvS2S 0.00 that way).
+    The session's tiny run, its productivity unit scored again (a unit whose result is
+    gone is evaluated again without training: both models are loaded as in a new run)."""
     from compsuite.studies.base import Context
-    from conftest import TinyRun
 
     loaded = []
     real = Context.load
@@ -238,13 +239,17 @@ def test_task_model_is_read_with_its_own_dictionaries(tmp_path, monkeypatch):
         loaded.append((str(checkpoint or self.checkpoint), str(used.root)))
         return real(self, checkpoint, data, kind)
 
+    t = tiny_study("pcfgset")
+    unit = "productivity/lstms2s-onmt/seed1"
+    before = t.result(unit)
+    (t.runs / unit / "result.json").unlink()
     monkeypatch.setattr(Context, "load", spy)
-    t = TinyRun("pcfgset", tmp_path)
     assert t.run("--parts", "productivity", "--runs", "lstms2s-onmt") == 0
-    result = t.result("productivity/lstms2s-onmt/seed1")
+    result = t.result(unit)
+    assert result["accuracy"] == before["accuracy"]
     by_ck = dict(loaded)
-    assert by_ck[result["task_model"]["checkpoint"]] == str(tmp_path / "DATA/pcfgset/small/seed1")
-    assert by_ck[result["checkpoint"]] == str(tmp_path / "DATA/pcfgset/small/productivity/seed1")
+    assert by_ck[result["task_model"]["checkpoint"]] == str(t.root / "DATA/pcfgset/small/seed1")
+    assert by_ck[result["checkpoint"]] == str(t.root / "DATA/pcfgset/small/productivity/seed1")
 
 
 _YAML = """study: pcfgset
