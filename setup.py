@@ -1,4 +1,5 @@
-"""compsuite: compositional-generalisation evaluations for fairseq and OpenNMT-py.
+"""compsuite: compositional-generalisation evaluations of your own models: trained with
+fairseq, OpenNMT-py or Hugging Face, a program of yours, or answer files.
 
 The checkout's fixed folders are installed under one ``compsuite`` namespace, so
 nothing named ``eval`` or ``data_prep`` lands at the top of site-packages:
@@ -37,7 +38,8 @@ setup(
     name="compsuite",
     version="0.2.0",
     description="Compositional-generalisation evaluations (PCFG SET, SGET, CTL++, "
-    "paradox of compositionality, NLI compositionality-sensitivity) for fairseq and OpenNMT-py",
+    "paradox of compositionality, NLI compositionality-sensitivity) for fairseq, OpenNMT-py and "
+    "Hugging Face models, programs and answer files",
     python_requires=">=3.11",
     package_dir=package_dir,
     packages=sorted(package_dir),

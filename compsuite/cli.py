@@ -1,5 +1,5 @@
 """The ``compsuite`` command line.  Subcommands parse arguments and call the rooms
-(``data_prep``, ``eval``, the engine); each study adds its own ``data`` and ``eval``
+(``data_prep``, ``eval``, the runner); each study adds its own ``data`` and ``eval``
 subcommands (``compsuite/studies/<study>.py``), so nothing here names a study.
 
     compsuite list                                   studies, profiles, parts
@@ -176,52 +176,52 @@ def system_options(a) -> tuple[str | None, str | None]:
     return cmd, hf
 
 
-def _engine(a, study=None):
-    """The engine of ``compsuite run``/``report``; the decoding engine options
+def _runner(a, study=None):
+    """The runner of ``compsuite run``/``report``; the decoding engine options
     (``--engine`` ...) go over the profile's ``generation``."""
     from dataclasses import replace
 
     from compsuite.commands import engine_settings
-    from compsuite.engine import Engine
     from compsuite.eval.translators.ct2_backend import engine_of
+    from compsuite.runner import Runner
 
-    engine = Engine(study or _study(a), a.profile,
+    runner = Runner(study or _study(a), a.profile,
                     data_root=Path(getattr(a, "data_root", "DATA")),
                     runs_root=Path(a.runs_root), show=not getattr(a, "quiet", False),
                     jobs=getattr(a, "jobs", None))
     settings = engine_settings(a)
     if settings:
-        generation = {**engine.profile.generation, **settings}
-        engine_of({**engine.study.generation, **generation}, "options")  # with the YAML's
-        engine.profile = replace(engine.profile, generation=generation)
-    return engine
+        generation = {**runner.profile.generation, **settings}
+        engine_of({**runner.study.generation, **generation}, "options")  # with the YAML's
+        runner.profile = replace(runner.profile, generation=generation)
+    return runner
 
 
 def cmd_run(a) -> int:
     study = _study(a)
-    engine = _engine(a, study)
-    units = engine.plan(seeds=a.seeds, runs=a.runs, parts=a.parts)
+    runner = _runner(a, study)
+    units = runner.plan(seeds=a.seeds, runs=a.runs, parts=a.parts)
     if a.runs:
-        wanted = a.parts or engine.study.parts(engine.profile)
+        wanted = a.parts or runner.study.parts(runner.profile)
         empty = [p for p in wanted if not any(u.part == p for u in units)]
         if empty:
             print(f"compsuite: note: with --runs {' '.join(a.runs)}, no units of "
                   f"{', '.join(empty)}", file=sys.stderr)
     if not units:
         return _fail("nothing to run: the selection leaves no units", 2)
-    engine.run(units)
+    runner.run(units)
     return cmd_report(a, study)
 
 
 def cmd_report(a, study=None) -> int:
-    engine = _engine(a, study)
-    study, profile = engine.study, engine.profile.name
-    results = engine.collect()
+    runner = _runner(a, study)
+    study, profile = runner.study, runner.profile.name
+    results = runner.collect()
     for r in results:   # a run of a program or a model the user brought: labelled by name
         study.architectures.setdefault(r["architecture"], {"paper_name": r["architecture"],
                                                            "evaluate_only": True})
     if not results:
-        return _fail(f"no results under {engine.runs_dir}; run 'compsuite run {study.name} "
+        return _fail(f"no results under {runner.runs_dir}; run 'compsuite run {study.name} "
                      f"--profile {profile}' first", 2)
     out = Path(a.results_root) / study.name / profile
     out.mkdir(parents=True, exist_ok=True)
@@ -291,14 +291,14 @@ def cmd_score(a) -> int:
 
 
 def cmd_list(a) -> int:
-    from compsuite.engine import Engine
     from compsuite.registry import get_study, studies
+    from compsuite.runner import Runner
 
     for name in studies():
         s = get_study(name)
         print(f"{name}: {s.title}  [{s.source}]")
         for pname, p in s.profiles.items():
-            units = Engine(s, pname, show=False).plan()
+            units = Runner(s, pname, show=False).plan()
             counts = {}
             for u in units:
                 counts[u.part] = counts.get(u.part, 0) + 1

@@ -77,7 +77,8 @@ def program_arguments(sources, p: argparse.ArgumentParser, reads: str = "") -> N
                         f"{MODEL_TIMEOUT:.0f})")
 
 
-def load_model(a: argparse.Namespace, kind: str = "translator", raw: str | Path | None = None):
+def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
+                            raw: str | Path | None = None):
     """The model a command's :func:`model_arguments` name, as a ``translator`` or a
     ``classifier``; ``raw``: the dataset folder a program is told of
     (``COMPSUITE_DATA``), where the command reads one."""
@@ -123,10 +124,10 @@ def unused_engine(settings: dict, model: str, instead: str) -> None:
 @contextmanager
 def model_in_the_loop(a: argparse.Namespace, kind: str = "translator",
                       raw: str | Path | None = None) -> Iterator:
-    """:func:`load_model` for the block; a program is stopped when it ends."""
+    """:func:`load_model_from_options` for the block; a program is stopped when it ends."""
     from compsuite.eval.translators.base import closing
 
-    with closing(load_model(a, kind, raw)) as model:
+    with closing(load_model_from_options(a, kind, raw)) as model:
         yield model
 
 

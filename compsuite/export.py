@@ -61,15 +61,15 @@ def check_name(name: str, option: str = "--name") -> str:
     return name
 
 
-def evaluate(engine, units, show: bool, folders: dict | None = None) -> tuple[dict, dict]:
+def evaluate(runner, units, show: bool, folders: dict | None = None) -> tuple[dict, dict]:
     """Each unit evaluated in turn: (results by unit path, reasons of the units that
     need the model in the loop, by path); ``folders``: unit path -> the folder of its
     inputs and answers (default: the unit path)."""
-    from compsuite.engine import wave_of
     from compsuite.eval.translators.base import InTheLoop
+    from compsuite.runner import wave_of
     from compsuite.toolkits.files import asking
 
-    engine.prepare(units)
+    runner.prepare(units)
     done: dict[str, dict] = {}
     skipped: dict[str, str] = {}
     waves = wave_of(units)
@@ -80,7 +80,7 @@ def evaluate(engine, units, show: bool, folders: dict | None = None) -> tuple[di
             continue
         try:
             with asking((folders or {}).get(u.path, u.path)):
-                done[u.path] = engine.execute(u)
+                done[u.path] = runner.execute(u)
         except InTheLoop as e:
             skipped[u.path] = str(e)
             if show:
@@ -92,7 +92,7 @@ def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds
            show: bool = True) -> dict:
     """Write every test input of ``study``'s ``profile`` under ``out`` (see the module
     docstring); returns the manifest."""
-    from compsuite.engine import Engine
+    from compsuite.runner import Runner
 
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -102,17 +102,17 @@ def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds
     part = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
         with tempfile.TemporaryDirectory(prefix="compsuite-export-") as work:
-            engine = Engine(study, profile, data_root=data_root, runs_root=Path(work),
+            runner = Runner(study, profile, data_root=data_root, runs_root=Path(work),
                             show=show)
             name = "export"
             system_run(study, name, "files", {"mode": "record",
                                               "inputs": str(part.resolve())})
-            units = engine.plan(seeds=seeds, runs=[name], parts=parts)
+            units = runner.plan(seeds=seeds, runs=[name], parts=parts)
             if not units:
                 raise ConfigError(f"{study.name} --profile {profile}: no units to export")
-            done, skipped = evaluate(engine, units, show)
-        manifest = describe(study, engine.profile, units, part, skipped,
-                            {u.path: engine.dataset(u) for u in units})
+            done, skipped = evaluate(runner, units, show)
+        manifest = describe(study, runner.profile, units, part, skipped,
+                            {u.path: runner.dataset(u) for u in units})
         with atomic_open(part / MANIFEST) as fh:
             json.dump(manifest, fh, indent=2)
         with atomic_open(part / "README.md") as fh:
@@ -198,28 +198,28 @@ def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
     """Score the answer files in ``answers`` for the export in ``inputs``: the study's
     report for this one system, beside the paper's numbers; returns (report folder,
     skipped units with reasons)."""
-    from compsuite.engine import Engine
     from compsuite.locks import folder_lock
+    from compsuite.runner import Runner
 
     check_name(name)   # before anything is read: it names the folders written
     manifest = read_manifest(inputs, study.name, profile)
     if not Path(answers).is_dir():
         raise DataError(f"{answers}: no such folder (the answers: <unit>/<name>.hyp)")
-    engine = Engine(study, profile, data_root=data_root,
+    runner = Runner(study, profile, data_root=data_root,
                     runs_root=Path(runs_root) / "scored", show=show)
     system_run(study, name, "files", {"mode": "replay", "inputs": str(Path(inputs).resolve()),
                             "answers": str(Path(answers).resolve())})
     # the same unit of the study, whatever the run is called in its folder's name
     exported = {(e["part"], e["dataset"], e["seed"]): e["unit"] for e in manifest["units"]}
-    planned = engine.plan(seeds=sorted({e["seed"] for e in manifest["units"]}), runs=[name])
+    planned = runner.plan(seeds=sorted({e["seed"] for e in manifest["units"]}), runs=[name])
     folders = {u.path: exported.get((u.part, u.dataset, u.seed)) for u in planned}
     units = [u for u in planned if folders[u.path]]
-    with folder_lock(engine.runs_dir, "runs"):
+    with folder_lock(runner.runs_dir, "runs"):
         for u in units:   # another system's answers under this name: refused, as by run
-            engine.check_system(u, engine.runs_dir / u.path / "result.json")
+            runner.check_system(u, runner.runs_dir / u.path / "result.json")
         for u in units:   # answers may have changed since the last score: nothing reused
-            shutil.rmtree(engine.runs_dir / u.path, ignore_errors=True)
-        done, skipped = evaluate(engine, units, show, folders)
+            shutil.rmtree(runner.runs_dir / u.path, ignore_errors=True)
+        done, skipped = evaluate(runner, units, show, folders)
     if not done:
         raise DataError(f"{answers}: no unit could be scored: " + "; ".join(
             f"{k}: {v}" for k, v in skipped.items()))

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 from compsuite.foundation.errors import ConfigError
 from compsuite.foundation.io import load_mapping
 from compsuite.foundation.names import Registry, near
-from compsuite.schema import check_keys, mapping
+from compsuite.schema import check_keys, mapping, positive
 from compsuite.studies.base import Profile, Run, Study, StudySpec
 
 EXPERIMENTS_DIR = Path(__file__).with_name("experiments")
@@ -75,12 +75,6 @@ def seed_list(value: Any, where: str) -> list[int]:
     return list(value)
 
 
-def positive_int(value: Any, where: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"{where} must be a positive integer, not {value!r}")
-    return value
-
-
 def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
                profile_keys: Iterable[str] = ()) -> StudySpec:
     """The generic part of a study file; ``study_keys``/``profile_keys``: the keys the
@@ -122,7 +116,8 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
         for r in prof_runs:
             if r not in runs:
                 raise ConfigError(f"{at}: unknown run '{r}'{near(r, runs)}")
-        jobs = positive_int(spec.get("jobs", 1), f"{at}.jobs")
+        jobs = spec.get("jobs", 1)
+        positive(jobs, f"{at}.jobs")
         generation = spec.get("generation") or {}
         if not isinstance(generation, dict):
             raise ConfigError(f"{at}.generation: expected a mapping of decoding settings "

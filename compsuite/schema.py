@@ -46,7 +46,7 @@ Check = Callable[[Any, str], None]
 
 # ----------------------------------------------------------------------------- checks
 def positive(value: Any, where: str) -> None:
-    """A positive integer (the message of the registry's ``positive_int``)."""
+    """A positive integer (also a profile's ``jobs`` and ``--jobs``)."""
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ConfigError(f"{where} must be a positive integer, not {value!r}")
 

@@ -2,7 +2,7 @@
 
 Some cached objects must not be shared between threads: a SudachiPy tokenizer (and the
 GiNZA pipeline, whose tokenizer is one) is a Rust object that raises ``RuntimeError:
-Already borrowed`` when two threads tokenize with it at once, which the engine's parallel
+Already borrowed`` when two threads tokenize with it at once, which the runner's parallel
 executor (``--jobs``) does when two units score at the same time.  ``per_thread`` keeps
 one cache per thread, so each worker thread builds its own object once and reuses it.
 """

@@ -148,10 +148,10 @@ def test_run_selects_runs_and_parts(monkeypatch, capsys):
     """`--runs` naming only task runs plans those and no test (not every test run);
     `--parts` selects parts with the units they need."""
     import compsuite.cli as cli
-    from compsuite.engine import Engine
+    from compsuite.runner import Runner
 
     planned = []
-    monkeypatch.setattr(Engine, "run", lambda self, units: planned.append(
+    monkeypatch.setattr(Runner, "run", lambda self, units: planned.append(
         [u.path for u in units]))
     monkeypatch.setattr(cli, "cmd_report", lambda a, study=None: 0)
     assert cli.main(["run", "pcfgset", "--runs", "transformer-onmt", "--quiet"]) == 0

@@ -13,9 +13,9 @@ import textwrap
 import pytest
 
 from compsuite.cli import main
-from compsuite.engine import Engine
 from compsuite.foundation.errors import ToolkitError
 from compsuite.locks import FolderBusy, folder_lock
+from compsuite.runner import Runner
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def planned(monkeypatch):
     import compsuite.cli as cli
 
     units: list[list[str]] = []
-    monkeypatch.setattr(Engine, "run", lambda self, us: units.append([u.path for u in us]))
+    monkeypatch.setattr(Runner, "run", lambda self, us: units.append([u.path for u in us]))
     monkeypatch.setattr(cli, "cmd_report", lambda a, study=None: 0)
     return units
 
@@ -104,7 +104,7 @@ def fake_export(tmp_path, name: str) -> tuple:
 
     study = get_study("ctlpp")
     system_run(study, "export", "files", {"mode": "record", "inputs": str(tmp_path)})
-    units = Engine(study, "tiny", show=False).plan(runs=["export"])
+    units = Runner(study, "tiny", show=False).plan(runs=["export"])
     export = tmp_path / "export"
     export.mkdir()
     (export / "manifest.json").write_text(json.dumps({
@@ -212,7 +212,7 @@ def test_ctranslate2_with_a_program_or_a_model_folder_is_a_notice(tmp_path, plan
     assert "CTranslate2" not in capsys.readouterr().err
     # an eval command: the notice, and the folder loaded without the engine settings
     import compsuite.toolkits as toolkits
-    from compsuite.commands import load_model
+    from compsuite.commands import load_model_from_options
 
     loaded = []
     monkeypatch.setattr(toolkits, "load_checkpoint",
@@ -220,11 +220,11 @@ def test_ctranslate2_with_a_program_or_a_model_folder_is_a_notice(tmp_path, plan
     a = argparse.Namespace(checkpoint=str(tmp_path), data=None, batch_size=8, model_cmd=None,
                            model_timeout=None, engine="ctranslate2", compute_type="int8",
                            device=None)
-    load_model(a)
+    load_model_from_options(a)
     assert loaded == [{"batch_size": 8, "max_length": 512}]
     assert "CTranslate2 cannot decode a Hugging Face model folder" in capsys.readouterr().err
     a = argparse.Namespace(**{**vars(a), "checkpoint": None, "model_cmd": "python m.py"})
-    load_model(a)
+    load_model_from_options(a)
     assert "CTranslate2 cannot decode a program (--model-cmd)" in capsys.readouterr().err
 
 

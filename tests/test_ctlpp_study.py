@@ -1,4 +1,4 @@
-"""CTL++ through the engine: the tiny profile end to end (the generator's fairseq data,
+"""CTL++ through the runner: the tiny profile end to end (the generator's fairseq data,
 each classifier trained a few updates with fairseq-train --user-dir fairseq_plugins,
 two trainings side by side, IID/OOD evaluation, the representation analysis, the S
 grid and the report); the paper configs for one update; the profile's data sizes."""
@@ -8,9 +8,9 @@ import os
 import pytest
 import yaml
 
-from compsuite.engine import Engine
 from compsuite.foundation.errors import ConfigError
 from compsuite.registry import get_study, load_study
+from compsuite.runner import Runner
 from compsuite.toolkits import get_backend
 
 RUNS = ("bilstm-fairseq", "transformer-fairseq", "ndr-fairseq")
@@ -166,25 +166,25 @@ def test_ctlpp_profile_data_scales_the_task(tmp_path):
 
 def test_ctlpp_jobs_are_checked_before_any_work(tmp_path):
     study = get_study("ctlpp")
-    assert Engine(study, "quick").jobs == 2 and Engine(study, "paper").jobs == 1
-    assert Engine(study, "paper", jobs=3).jobs == 3
+    assert Runner(study, "quick").jobs == 2 and Runner(study, "paper").jobs == 1
+    assert Runner(study, "paper", jobs=3).jobs == 3
     with pytest.raises(ConfigError, match=r"^--jobs must be a positive integer, not 0$"):
-        Engine(study, "quick", jobs=0)
+        Runner(study, "quick", jobs=0)
     with pytest.raises(ConfigError, match=r"ctlpp.yaml: profiles.quick.jobs must be a positive"):
         load_study(_with_profile(tmp_path, jobs=0))
 
 
 def test_ctlpp_plan():
     study = get_study("ctlpp")
-    units = Engine(study, "quick", show=False).plan()
+    units = Runner(study, "quick", show=False).plan()
     assert [u.path for u in units[:3]] == [f"A/{r}/seed1" for r in RUNS]
     assert sum(u.part == "table1" for u in units) == 2 * 2 * 3
     assert [u.path for u in units if u.part == "grid"][:2] == [
         "S-f4-s2/bilstm-s-fairseq/seed1", "S-f4-s4/bilstm-s-fairseq/seed1"]
-    paper = Engine(study, "paper", show=False).plan(parts=["grid"])   # the authors' grid
+    paper = Runner(study, "paper", show=False).plan(parts=["grid"])   # the authors' grid
     assert {u.dataset for u in paper} == {f"S-f{k}-s{m}" for k in (4, 8, 12, 16)
                                           for m in range(2, 7)}
     assert len(paper) == 20 * 5 * 3
-    assert {u.part for u in Engine(study, "quick").plan(parts=["table1"])} == {"table1"}
+    assert {u.part for u in Runner(study, "quick").plan(parts=["table1"])} == {"table1"}
     with pytest.raises(ConfigError, match="unknown part 'gird'.*did you mean 'grid'"):
-        Engine(study, "quick").plan(parts=["gird"])
+        Runner(study, "quick").plan(parts=["gird"])

@@ -220,15 +220,15 @@ def test_run_takes_the_engine_over_the_profile():
     """``compsuite run --engine ctranslate2`` decodes every unit of the profile with it
     (the units' generation; recorded in each result's provenance); a precision without
     the engine is refused before any work."""
-    from compsuite.cli import _engine, build_parser
+    from compsuite.cli import _runner, build_parser
 
     p = build_parser()
     a = p.parse_args(["run", "pcfgset", "--profile", "tiny", "--engine", "ctranslate2",
                       "--compute-type", "int8"])
-    engine = _engine(a)
-    assert engine.profile.generation["engine"] == "ctranslate2"
-    assert engine.profile.generation["compute_type"] == "int8"
-    assert "engine" not in _engine(p.parse_args(["run", "pcfgset", "--profile", "tiny"])
+    runner = _runner(a)
+    assert runner.profile.generation["engine"] == "ctranslate2"
+    assert runner.profile.generation["compute_type"] == "int8"
+    assert "engine" not in _runner(p.parse_args(["run", "pcfgset", "--profile", "tiny"])
                                    ).profile.generation
     with pytest.raises(ConfigError, match="compute_type and device are CTranslate2's"):
-        _engine(p.parse_args(["run", "pcfgset", "--profile", "tiny", "--device", "cuda"]))
+        _runner(p.parse_args(["run", "pcfgset", "--profile", "tiny", "--device", "cuda"]))

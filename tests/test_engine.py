@@ -1,4 +1,4 @@
-"""The engine's shared parts and the toolkit backends' configuration, without training:
+"""The runner's shared parts and the toolkit backends' configuration, without training:
 the parallel executor, stored results, run folders, the OpenNMT-py config merge, the
 registries studies add to, and the classifier protocol."""
 import json
@@ -6,11 +6,11 @@ import os
 
 import pytest
 
-from compsuite.engine import execute_parallel, stored
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, RegistryError, ToolkitError
 from compsuite.foundation.names import Registry
 from compsuite.registry import EVALUATIONS, evaluation
+from compsuite.runner import execute_parallel, stored
 from compsuite.studies.base import Run
 from compsuite.toolkits import get_backend
 from compsuite.toolkits.base import begin_run, finish_run

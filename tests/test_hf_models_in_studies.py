@@ -211,12 +211,12 @@ def test_paradox_profiles_take_evaluate_only_runs_only_besides_fairseq(tmp_path)
     assert "my-hf" in study.profile("tiny").runs
     with pytest.raises(ConfigError, match=r"profiles\.tiny\.runs: 'my-hf' is not a fairseq run"):
         edited_study(tmp_path, "paradox", lambda raw: add(raw, True))
-    from compsuite.engine import Engine
+    from compsuite.runner import Runner
 
     study = edited_study(tmp_path, "paradox", lambda raw: raw["runs"].update(
         {"my-hf": {"architecture": "marian", "toolkit": "hf", "args": {"model": "/x"}}}))
     with pytest.raises(ConfigError, match="--runs: 'my-hf' is not a fairseq run"):
-        Engine(study, "tiny", show=False).plan(runs=["my-hf"])
+        Runner(study, "tiny", show=False).plan(runs=["my-hf"])
 
 
 def test_an_unset_model_variable_names_the_file_and_key(paradox_marian, monkeypatch, capsys):
@@ -255,7 +255,7 @@ def test_sget_scores_an_evaluate_only_causal_lm_without_selection(tmp_path, monk
 def test_nli_evaluates_an_evaluate_only_classifier_run(classifier, tmp_path):
     """An NLI study with an hf classifier run (train: false, kind: classifier): its
     predictions on every evaluation set, scored."""
-    from compsuite.engine import Engine
+    from compsuite.runner import Runner
 
     def edit(raw):
         raw["architectures"]["bert"] = {"paper_name": "BERT (yours)"}
@@ -264,9 +264,9 @@ def test_nli_evaluates_an_evaluate_only_classifier_run(classifier, tmp_path):
                                            "kind": "classifier"}}
     (tmp_path / "yaml").mkdir()
     study = edited_study(tmp_path / "yaml", "nli", edit)
-    engine = Engine(study, "tiny", data_root=tmp_path / "DATA", runs_root=tmp_path / "runs",
+    runner = Runner(study, "tiny", data_root=tmp_path / "DATA", runs_root=tmp_path / "runs",
                     show=False)
-    [res] = engine.run(engine.plan(runs=["bert-hf"]))
+    [res] = runner.run(runner.plan(runs=["bert-hf"]))
     assert res["run"] == "bert-hf" and res["checkpoint"].endswith("model")
     for name, ev in res["eval"].items():
         assert ev["score"]["n"] > 0 and 0 <= ev["score"]["whole"] <= 100, name

@@ -2,7 +2,7 @@
 
 * each study of the suite in one place per layer (compsuite/studies/<study>.py,
   data_prep/<study>/, eval/<study>/ with its report builder and paper numbers);
-* the core (CLI, engine, registry, schema, toolkit backends, the foundation) names no
+* the core (CLI, runner, registry, schema, toolkit backends, the foundation) names no
   study, and no shared code (the core, the shared rooms of eval/ and data_prep/common)
   imports one, whichever studies are registered;
 * no module imports a private name of another module;
@@ -80,7 +80,7 @@ def study_words() -> set[str]:
 
 
 def core_files() -> list[Path]:
-    core = [ROOT / "compsuite" / f for f in ("cli.py", "engine.py", "registry.py", "schema.py",
+    core = [ROOT / "compsuite" / f for f in ("cli.py", "runner.py", "registry.py", "schema.py",
                                                "commands.py", "studies/base.py")]
     return core + sorted((ROOT / "compsuite" / "foundation").glob("*.py")) + sorted(
         (ROOT / "compsuite" / "toolkits").glob("*.py"))
@@ -96,7 +96,7 @@ def shared_files() -> list[Path]:
 
 
 def test_core_names_no_study():
-    """The CLI, engine, registry, schema and toolkit backends name no study, in code or
+    """The CLI, runner, registry, schema and toolkit backends name no study, in code or
     words; covers every registered study: adding one extends the words checked."""
     words = study_words()
     assert {"pcfgset", "sget", "localism", "hupkes", "kumon"} <= words   # read, not empty

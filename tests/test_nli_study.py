@@ -192,22 +192,22 @@ def _paper_shape(raw):
 
 
 def test_paper_profile_shape_end_to_end(nli_files, tmp_path, monkeypatch):
-    from compsuite.engine import Engine
+    from compsuite.runner import Runner
 
     monkeypatch.setenv("SNLI_DIR", str(nli_files / "snli"))
     monkeypatch.setenv("MNLI_DIR", str(nli_files / "mnli"))
     monkeypatch.setenv("GLOVE", str(nli_files / "glove.txt"))
     study = edited_study(tmp_path, "nli", _paper_shape)
-    engine = Engine(study, "papertest", data_root=tmp_path / "DATA",
+    runner = Runner(study, "papertest", data_root=tmp_path / "DATA",
                     runs_root=tmp_path / "runs", show=False)
-    units = engine.plan()
+    units = runner.plan()
     assert sorted(u.path for u in units) == ["mnli/esim-adv-soswap-fairseq/seed1",
                                              "mnli/esim-fairseq/seed1",
                                              "snli/esim-adv-soswap-fairseq/seed1",
                                              "snli/esim-fairseq/seed1"]
     assert [u.path for u in units if u.dataset == "snli"] == ["snli/esim-fairseq/seed1",
                                        "snli/esim-adv-soswap-fairseq/seed1"]
-    results = {r["unit"]: r for r in engine.run(units)}
+    results = {r["unit"]: r for r in runner.run(units)}
     snli = results["snli/esim-fairseq/seed1"]
     assert set(snli["eval"]) == {"snli"}
     assert set(results["mnli/esim-fairseq/seed1"]["eval"]) == {"mnli_matched",

@@ -168,17 +168,17 @@ def test_unset_variable_is_named(opus_files, tmp_path, monkeypatch):
 
 
 def test_paper_profile_shape_end_to_end(opus_files, tmp_path, monkeypatch):
-    from compsuite.engine import Engine
+    from compsuite.runner import Runner
     from compsuite.toolkits import get_backend
 
     monkeypatch.setenv("OPUSTEST_DIR", str(opus_files))
     study = edited_study(tmp_path, "paradox", _opus_profile(opus_files))
-    engine = Engine(study, "opustest", data_root=tmp_path / "DATA", runs_root=tmp_path / "runs",
+    runner = Runner(study, "opustest", data_root=tmp_path / "DATA", runs_root=tmp_path / "runs",
                     show=False)
-    units = engine.plan()
+    units = runner.plan()
     assert [(u.path, u.train_options) for u in units] == [
         ("small/transformer-fairseq/seed1", {"save_epochs": [1, 2]})]
-    [result] = engine.run(units)
+    [result] = runner.run(units)
     run_dir = tmp_path / "runs" / "paradox" / "opustest" / units[0].path
     # the model at epochs 1 and 2 only, without optimizer state; training resumed at 2
     assert [e for e, _ in get_backend("fairseq").epoch_checkpoints(run_dir)] == [1, 2]

@@ -1,13 +1,13 @@
-"""PCFG SET through the engine: the tiny profile end to end (task runs in both toolkits,
+"""PCFG SET through the runner: the tiny profile end to end (task runs in both toolkits,
 then every test on one run), skip and resume, the reports, and the study's rules."""
 import json
 
 import pytest
 
-from compsuite.engine import Engine
 from compsuite.eval.pcfgset.report import build_report, task_report
 from compsuite.foundation.errors import ConfigError
 from compsuite.registry import get_study
+from compsuite.runner import Runner
 
 TASK = "task/lstms2s-onmt/seed1"
 
@@ -137,7 +137,7 @@ def test_overgeneralisation_training_options_merge_per_profile():
         "keep_checkpoint": -1, "save_checkpoint_steps": 250}
     assert study.train_options("overgeneralisation", "tiny", "onmt") == {"keep_checkpoint": -1}
     assert study.train_options("overgeneralisation", "quick", "fairseq") is None
-    units = {u.path: u for u in Engine(study, "quick", show=False).plan(
+    units = {u.path: u for u in Runner(study, "quick", show=False).plan(
         parts=["overgeneralisation"])}
     assert units["overgeneralisation/lstms2s-onmt/seed1"].train_options == {
         "keep_checkpoint": -1, "save_checkpoint_steps": 250}
@@ -147,7 +147,7 @@ def test_plan_units_and_dependencies():
     """Task units for every run, test units for the test runs only; tests on the task
     model (and compare_base) need the task unit of the same run and seed."""
     study = get_study("pcfgset")
-    units = Engine(study, "paper", show=False).plan()
+    units = Runner(study, "paper", show=False).plan()
     assert [u.path for u in units if u.part == "task"][:2] == [
         "task/lstms2s-onmt/seed1", "task/convs2s-fairseq/seed1"]
     assert len(units) == 3 * 6 + 3 * 3 * len(study.tests)
@@ -155,7 +155,7 @@ def test_plan_units_and_dependencies():
     assert loc.model_from == "task/convs2s-fairseq/seed2" and not loc.trains
     sysm = {u.path: u for u in units}["systematicity/lstms2s-onmt/seed3"]
     assert sysm.trains and sysm.needs == ("task/lstms2s-onmt/seed3",)
-    only = Engine(study, "paper", show=False).plan(parts=["localism"], seeds=[1])
+    only = Runner(study, "paper", show=False).plan(parts=["localism"], seeds=[1])
     assert {u.part for u in only} == {"localism", "task"} and len(only) == 6
 
 

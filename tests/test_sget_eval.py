@@ -270,7 +270,7 @@ def test_partial_on_released_sentences():
 
 # ----------------------------------------------------------------------------- threads
 def test_scoring_from_parallel_threads():
-    """The engine scores units on worker threads (``--jobs``); a SudachiPy tokenizer (GiNZA's
+    """The runner scores units on worker threads (``--jobs``); a SudachiPy tokenizer (GiNZA's
     too) shared between threads raises ``RuntimeError: Already borrowed``, so each thread
     gets its own and two threads scoring at once give the serial results."""
     import threading

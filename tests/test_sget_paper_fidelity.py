@@ -95,7 +95,7 @@ def test_the_learning_rate_is_halved_from_update_50000_as_theirs(run_name, tmp_p
 
 
 def unit(profile: str, run: str) -> SimpleNamespace:
-    """What the engine's Context gives the study: the profile, the run, the study's
+    """What the runner's Context gives the study: the profile, the run, the study's
     and profile's ``generation``."""
     p = STUDY.profile(profile)
     return SimpleNamespace(profile=p, run=STUDY.run(run),

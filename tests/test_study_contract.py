@@ -6,7 +6,7 @@ docs/adding_a_study.md; a study added later is covered without editing this file
 * its subcommands (``compsuite data <study> ...``, ``compsuite eval <study> ...``)
   print their help;
 * an unknown key in its YAML, at the top or in a profile, is an error naming the file;
-* its tiny profile runs end to end: a result for every unit with the engine's
+* its tiny profile runs end to end: a result for every unit with the runner's
   provenance record, a report in Markdown and JSON, and a second run skips everything.
 """
 import argparse
@@ -16,9 +16,9 @@ import sys
 import pytest
 import yaml
 
-from compsuite.engine import Engine
 from compsuite.foundation.errors import ConfigError
 from compsuite.registry import get_study, load_study, studies
+from compsuite.runner import Runner
 
 from conftest import ROOT
 
@@ -36,7 +36,7 @@ def test_yaml_loads_and_every_profile_plans_units(name):
     study = get_study(name)
     assert {"paper", "quick", "tiny"} <= set(study.profiles)
     for profile_name, profile in study.profiles.items():
-        units = Engine(study, profile_name, show=False).plan()
+        units = Runner(study, profile_name, show=False).plan()
         assert units, profile_name
         parts = study.parts(profile)
         assert {u.part for u in units} <= set(parts), profile_name
@@ -100,7 +100,7 @@ def test_tiny_profile_runs_end_to_end(name, tiny_study):
     t = tiny_study(name)
     assert t.returncode == 0
     study = get_study(name)
-    units = Engine(study, "tiny", show=False).plan()
+    units = Runner(study, "tiny", show=False).plan()
     for u in units:
         result = t.result(u.path)
         assert PROVENANCE <= set(result), set(PROVENANCE) - set(result)

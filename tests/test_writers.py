@@ -93,9 +93,9 @@ def test_fairseq_extra_evaluation_sets(small_corpus, tmp_path):
 def test_written_files_are_as_readable_as_the_umask_allows(tmp_path, mask, mode):
     """Results and data written atomically get the mode an ordinary open would give
     them (the temporary file is private only until it is complete)."""
-    from compsuite.engine import stored
     from compsuite.eval.reports.tables import write_report
     from compsuite.foundation.io import atomic_open, current_umask, write_text
+    from compsuite.runner import stored
 
     old = os.umask(mask)
     try:

@@ -2,7 +2,7 @@
 
 A study is one module (``compsuite/studies/<study>.py``, or any module a study YAML
 names with ``module:``) that exports ``STUDY``, a subclass of :class:`Study`.  The
-engine, the command line and the registry know nothing else about it.  A study:
+runner, the command line and the registry know nothing else about it.  A study:
 
 * declares its command-line subcommands (``compsuite data <study> ...``,
   ``compsuite eval <study> ...``): :meth:`Study.commands`;
@@ -10,7 +10,7 @@ engine, the command line and the registry know nothing else about it.  A study:
   dataclasses that :func:`compsuite.schema.check` reads, with errors naming the file
   and the key) and checks what involves its runs (:meth:`check_profile`);
 * plans its units of work for a profile (:meth:`plan`, :meth:`parts`);
-* prepares the raw data a unit needs (:meth:`prepare`; the engine has the toolkit
+* prepares the raw data a unit needs (:meth:`prepare`; the runner has the toolkit
   backends write their formats from it);
 * evaluates a trained model (:meth:`evaluate`, given a :class:`Context`);
 * writes its report from the stored results (:meth:`report`: every study's report
@@ -212,7 +212,7 @@ class Study:
         raise NotImplementedError
 
     def evaluate(self, ctx: Context) -> dict:
-        """Score the unit's model; the engine stores the dict after its provenance."""
+        """Score the unit's model; the runner stores the dict after its provenance."""
         raise NotImplementedError
 
     def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:

@@ -350,10 +350,10 @@ def cmd_score(a) -> int:
 
         hyps = read_fairseq_hypotheses(a.fairseq_output, len(inputs))
     elif a.model_cmd:
-        from compsuite.commands import load_model
+        from compsuite.commands import load_model_from_options
         from compsuite.eval.translators.base import translate
 
-        with load_model(a) as tr:
+        with load_model_from_options(a) as tr:
             hyps = translate(tr, inputs, f"translate {a.test}", show=True)
     else:
         if not a.data and not Path(a.checkpoint).is_dir():   # a folder: a Hugging Face model

@@ -275,10 +275,10 @@ def cmd_score(a) -> int:
     if a.hyps:
         hyps, origin = read_lines(a.hyps), {"hyps": a.hyps}
     elif a.model_cmd:   # a program: plain English in, plain Japanese out
-        from compsuite.commands import load_model
+        from compsuite.commands import load_model_from_options
         from compsuite.eval.translators.base import translate
 
-        with load_model(a) as model:
+        with load_model_from_options(a) as model:
             hyps = translate(model, [r.english for r in rows], f"translate {a.split}",
                              show=not a.json)
         origin = {"command": a.model_cmd}

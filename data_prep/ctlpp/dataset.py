@@ -1,4 +1,4 @@
-"""CTL++'s data folders, as the suite's engine asks for them (``compsuite run ctlpp``).
+"""CTL++'s data folders, as the suite's runner asks for them (``compsuite run ctlpp``).
 
 ``DATA/ctlpp/<variant or S cell>/<size>/seed<S>/raw/`` (:func:`build_dataset`): the
 generator's ``{train,valid,test_iid,test_ood}.{src,tgt}`` (and the same pairs as

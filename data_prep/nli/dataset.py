@@ -1,4 +1,4 @@
-"""The NLI study's datasets, as the suite's engine asks for them (``compsuite run nli``):
+"""The NLI study's datasets, as the suite's runner asks for them (``compsuite run nli``):
 where a dataset's pairs come from (:class:`~compsuite.data_prep.nli.corpus.Source`),
 where it is built, and the build itself (:func:`compsuite.data_prep.nli.corpus.build`).
 

@@ -1,4 +1,4 @@
-"""The paradox study's data folders, as the suite's engine asks for them
+"""The paradox study's data folders, as the suite's runner asks for them
 (``compsuite run paradox``), under ``DATA/paradox/``:
 
 * ``generated/train<N>/seed<D>/`` (:func:`build_generated`): ``text/`` (the generated

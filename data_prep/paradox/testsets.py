@@ -4,8 +4,8 @@ A built test folder holds, per test, the English inputs to translate and the sam
 that say which inputs are compared:
 
 * ``<test>.en``: every input sentence once (in order of first use), the file a system
-  translates (a fairseq or OpenNMT-py checkpoint through the translator protocol, or any
-  system writing ``<test>.nl`` beside it, one line per input);
+  translates (a model of any backend, or a program, through the translator protocol; or
+  any system writing ``<test>.nl`` beside it, one line per input);
 * ``<test>.tsv``: one sample per line: ``data``, ``template``, ``item`` (synonym or
   idiom, ``-`` otherwise), ``condition``, and the 0-based line numbers in ``<test>.en``
   of the inputs compared (two for the consistency tests, one for overgeneralisation);

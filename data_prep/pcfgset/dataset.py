@@ -1,4 +1,4 @@
-"""PCFG SET's data folders, as the suite's engine asks for them (``compsuite run
+"""PCFG SET's data folders, as the suite's runner asks for them (``compsuite run
 pcfgset``), and the corpora ``compsuite data pcfgset generate`` writes.
 
 * ``DATA/pcfgset/<dataset>/seed<S>/raw/`` (:func:`task_dataset`): the base corpus

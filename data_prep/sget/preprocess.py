@@ -39,7 +39,7 @@ and a fixed seed, so the same inputs give byte-identical ``.model`` files (no in
 path is recorded in them).
 
 Public functions: :func:`read_released`, :func:`segment_ja`, :func:`split_punct_en`,
-:func:`pretokenise`, :func:`train_bpe`, :func:`load_model`, :func:`encode`,
+:func:`pretokenise`, :func:`train_bpe`, :func:`load_sentencepiece`, :func:`encode`,
 :func:`strip_marker`, :func:`detokenise`, :func:`prepare` (and
 :func:`remove_old_layout`, which clears a version-1 output's ``raw/``) and :func:`main`
 (the ``compsuite data sget prepare`` command).
@@ -185,7 +185,7 @@ def train_bpe(lines: Sequence[str], model_prefix: str | Path, vocab_size: int,
     return model
 
 
-def load_model(path: str | Path):
+def load_sentencepiece(path: str | Path):
     import sentencepiece as spm
 
     path = Path(path)
@@ -210,7 +210,7 @@ def encode(lines: Iterable[str], model, lang: str, *, keep_marker: bool = False,
     """Pre-tokenise (unless ``pretokenised``), apply the BPE ``model`` (a processor or a
     path) and write the pieces space-separated, the marker removed as in the released
     files (kept with ``keep_marker``, which :func:`detokenise` can invert exactly)."""
-    sp = load_model(model) if isinstance(model, (str, Path)) else model
+    sp = load_sentencepiece(model) if isinstance(model, (str, Path)) else model
     lines = list(lines)
     if not pretokenised:
         lines = pretokenise(lines, lang, sudachi_mode=sudachi_mode, dict_name=dict_name)
@@ -324,7 +324,7 @@ def prepare(src_dir: str | Path, out_dir: str | Path, *, from_released: bool = T
         vocab, coverage = settings[lang]
         model = train_bpe(pre["train"], out_dir / "sp" / lang, vocab, coverage, seed=seed)
         files += [f"sp/{lang}.model", f"sp/{lang}.vocab"]
-        sp = load_model(model)
+        sp = load_sentencepiece(model)
         lang_stats = {"pieces": sp.get_piece_size()}
         for s, lines in pre.items():
             enc = encode(lines, sp, lang, pretokenised=True)

@@ -3,7 +3,7 @@ Tables 2-5 beside the paper's numbers (``eval/nli/paper_numbers.yaml``, cited by
 pairs with the highest LMS (the kind of example of the paper's Fig. 2), the reference
 sample's rows, and ``accuracy_by_lambda.png`` (accuracy on CS_λ against λ per model).
 
-:func:`build_report` takes one result per trained model (the engine's provenance:
+:func:`build_report` takes one result per trained model (the runner's provenance:
 ``run``, ``seed``, ``dataset``, ``dataset_label``; the study's row labels ``model``,
 ``variant``, ``augment``; and its evaluation: ``eval`` (per evaluation set, ``score``
 from :func:`compsuite.eval.nli.scores.score_dev` and ``by_lambda``), ``adversaries`` (per

@@ -3,7 +3,7 @@ and overgeneralisation scores beside the paper's Tables 4a, 4b, 6a and 8, and an
 of Figures 1-3 as PNGs (systematicity per template, substitutivity per synonym,
 overgeneralisation over training).
 
-:func:`build_report` takes one result dict per trained model (the engine's provenance
+:func:`build_report` takes one result dict per trained model (the runner's provenance
 keys ``run``, ``seed``, ``part`` (the training size) plus the study's evaluation:
 ``tests`` with each test's ``summary`` and ``cells``, and
 ``overgeneralisation_by_step``) and writes ``report.md``, ``report.json`` and (where

@@ -2,7 +2,8 @@
 names its YAML's tests use (``evaluation:``), and its accuracy breakdown.
 
 Each evaluation scores one model on one test's files through the translator protocol
-(``ctx.load()``), so it runs on fairseq and OpenNMT-py models alike:
+(``ctx.load()``), so it runs on every backend's models alike (fairseq, OpenNMT-py,
+Hugging Face, a program, answer files):
 
 * ``accuracy``: sequence accuracy on ``test.{src,tgt}`` by category and number of
   functions, the <eos> problem share (section 7.3), and with ``compare_base`` the task

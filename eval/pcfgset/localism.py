@@ -5,7 +5,7 @@ fed the model's *own* output of the step before?
 Input: the unrolled format (``label<TAB>source<TAB>target``; a run of ``unrolled``
 lines, then the ``original`` line; ``*k`` in a source stands for the output of the
 sample's k-th line).  Written against the translator protocol, so it runs on
-fairseq and OpenNMT-py models alike.
+every backend's models alike (a program's too; answer files cannot feed outputs back).
 
 Batching: every line gets a *level*, 1 + the highest level of the lines it refers
 to (1 for a line with no ``*k``).  All lines of one level, across all samples, go to

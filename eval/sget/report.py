@@ -2,7 +2,7 @@
 3, 5, 6, 7, 10 and 11, and a plot of exact match per generalisation pattern.
 
 :func:`build_report` (``build_report(study, profile, results, out_dir)``, as every
-study's) takes one result dict per trained model (the engine's provenance keys ``run``,
+study's) takes one result dict per trained model (the runner's provenance keys ``run``,
 ``architecture``, ``toolkit``, ``seed``, ``part``, ``dataset``, ``dataset_label`` plus
 the study's evaluation: ``checkpoint_selection`` and ``splits`` with ``test`` and
 ``gen``; exact and partial match as fractions, BLEU 0-100), writes ``report.md``,

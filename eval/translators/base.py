@@ -54,7 +54,8 @@ class Translator(Protocol):
 @runtime_checkable
 class HasEmbeddings(Protocol):
     """What a test needing representations asks of a translator besides translating
-    (both backends provide it)."""
+    (the fairseq, OpenNMT-py, CTranslate2 and Hugging Face translators provide it; a
+    program's client asks the program, answer files have none)."""
 
     def embeddings(self, tokens: list[str]) -> dict[str, list[float]]:
         """Source-side input embeddings of the given tokens (those in the vocabulary)."""

@@ -169,7 +169,7 @@ def from_folder(load, folder: Path, **kwargs):
                         f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
 
 
-def load_model(checkpoint: Path, meta: dict, device: str):
+def load_model_and_tokenizer(checkpoint: Path, meta: dict, device: str):
     """The model of a checkpoint folder: the full model, or base + LoRA adapter (its
     ``adapter_config.json`` names the base's local folder); an evaluate-only run's
     folder loads the model folder its ``compsuite_hf.json`` names."""
@@ -206,7 +206,7 @@ class HFTranslator:
             raise DataError(f"{self.meta.get('model') or checkpoint}: a sequence-classification "
                             "model, not a translator (load it as a classifier)")
         self.device = "cuda" if cuda_available() else "cpu"
-        self.model, self.tokenizer = load_model(checkpoint, self.meta, self.device)
+        self.model, self.tokenizer = load_model_and_tokenizer(checkpoint, self.meta, self.device)
         #: the model's folder (the user's, for an evaluate-only run): errors name it
         self.folder = model_folder(checkpoint, self.meta)
         self.causal = self.meta["kind"] != "seq2seq"

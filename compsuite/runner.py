@@ -1,6 +1,7 @@
-"""The engine: what every study shares when it runs.
+"""The runner: what every study shares when it runs (:class:`Runner`; "engine" in this
+suite names only a decoding engine, ``generation.engine``).
 
-A study (``compsuite/studies/<study>.py``) plans its units of work; the engine
+A study (``compsuite/studies/<study>.py``) plans its units of work; the runner
 
 1. selects them (``--parts``) with the units they need;
 2. prepares each unit's dataset once (the study generates the raw text; each backend
@@ -40,7 +41,7 @@ from compsuite.foundation.io import atomic_open
 from compsuite.foundation.names import near
 from compsuite.locks import folder_lock
 from compsuite.processes import check_stop
-from compsuite.registry import positive_int
+from compsuite.schema import positive
 from compsuite.studies.base import Context, Finished, Run, Study, Unit
 from compsuite.toolkits import get_backend
 
@@ -101,7 +102,7 @@ def execute_parallel(tasks: list[Callable[[int | None], Any]], jobs: int) -> lis
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-class Engine:
+class Runner:
     """Runs one profile of one study (see the module docstring)."""
 
     def __init__(self, study: Study, profile: str, data_root: Path = Path("DATA"),
@@ -112,7 +113,9 @@ class Engine:
         self.runs_dir = Path(runs_root) / study.name / self.profile.name
         self.show = show
         # a bad value fails before any work, naming where it came from
-        self.jobs = (positive_int(jobs, "--jobs") if jobs is not None else self.profile.jobs)
+        if jobs is not None:
+            positive(jobs, "--jobs")
+        self.jobs = jobs if jobs is not None else self.profile.jobs
         self._data: dict[tuple[str, int], Dataset] = {}
         self._finished: dict[str, Finished] = {}
         self._revision: str | None = None
