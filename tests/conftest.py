@@ -90,11 +90,13 @@ def tiny_runs(tiny_data, tmp_path_factory):
 
 # ---------------------------------------------------------------- tiny profiles
 class TinyRun:
-    """One `compsuite run <study> --profile tiny` into a folder of its own."""
+    """One `compsuite run <study> --profile tiny` into a folder of its own, two units side
+    by side as the ctlpp, sget and nli tiny profiles set (a thread each: for models this
+    small, faster than one unit at a time on both cores)."""
 
     def __init__(self, study: str, root: Path):
         self.study, self.root = study, root
-        self.args = ["--profile", "tiny", "--data-root", str(root / "DATA"),
+        self.args = ["--profile", "tiny", "--jobs", "2", "--data-root", str(root / "DATA"),
                      "--runs-root", str(root / "runs"), "--results-root", str(root / "results")]
         self.runs = root / "runs" / study / "tiny"
         self.results = root / "results" / study / "tiny"
