@@ -112,15 +112,131 @@ class TinyRun:
         return json.loads((self.runs / unit_path / "result.json").read_text())
 
 
+# The tiny runs are the suite's longest set-ups, while most other tests keep one of the
+# two cores busy.  So the modules that read a tiny run go last, and the runs they name
+# (by a parameter `name` or `study`, or a module test_<study>_*.py) start with the session,
+# one after another in a process of their own at a lower priority, while the other tests
+# run; `tiny_study(name)` waits for its run (a study not started yet it runs itself).
+_TINY_PLAN = pytest.StashKey[list]()
+
+
+def _tiny_studies(item, known: list[str]) -> list[str]:
+    """The studies whose tiny run ``item`` names."""
+    spec = getattr(item, "callspec", None)
+    for key in ("name", "study"):
+        value = spec.params.get(key) if spec is not None else None
+        if isinstance(value, str) and value in known:
+            return [value]
+    module = getattr(item, "module", None)
+    return [s for s in known if module and module.__name__.startswith(f"test_{s}_")]
+
+
+@pytest.hookimpl(trylast=True)   # after -k and -m deselected theirs
+def pytest_collection_modifyitems(config, items):
+    later = {getattr(i, "module", None) for i in items if "tiny_study" in i.fixturenames}
+    later.discard(None)
+    items[:] = ([i for i in items if getattr(i, "module", None) not in later]
+                + [i for i in items if getattr(i, "module", None) in later])
+    plan: list[str] = []
+    if later:
+        from compsuite.registry import studies
+
+        known = list(studies())
+        for item in items:
+            if "tiny_study" in item.fixturenames:
+                plan += [s for s in _tiny_studies(item, known) if s not in plan]
+    config.stash[_TINY_PLAN] = plan
+
+
+class TinyRuns:
+    """The planned tiny runs, started one after another (``nice -n 10``) by a thread."""
+
+    def __init__(self, runs: list[TinyRun]):
+        import threading
+
+        self.todo = list(runs)
+        self.started: dict[str, tuple[TinyRun, "subprocess.Popen"]] = {}
+        # as at the session's start: a test's monkeypatched variables or folder must not
+        # reach a run started meanwhile
+        self.env, self.cwd = dict(os.environ), os.getcwd()
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._start_each, daemon=True)
+        self.thread.start()
+
+    def _start_each(self) -> None:
+        import shutil
+        import subprocess
+
+        nice = ["nice", "-n", "10"] if shutil.which("nice") else []
+        while True:
+            with self.lock:
+                if not self.todo:
+                    return
+                t = self.todo.pop(0)
+                with open(t.root / "run.log", "w") as log:
+                    proc = subprocess.Popen(
+                        nice + [sys.executable, "-m", "compsuite.cli", "run", t.study,
+                                "--quiet", *t.args], stdout=log, stderr=subprocess.STDOUT,
+                        env=self.env, cwd=self.cwd, start_new_session=True)
+                self.started[t.study] = (t, proc)
+            proc.wait()
+
+    def claim(self, name: str) -> "TinyRun | None":
+        """The run of ``name`` once finished; None when it was not started (it never
+        will be)."""
+        with self.lock:
+            self.todo = [t for t in self.todo if t.study != name]
+            found = self.started.get(name)
+        if found is None:
+            return None
+        t, proc = found
+        t.returncode = proc.wait()
+        if t.returncode != 0:   # shown with the failing test
+            print((t.root / "run.log").read_text()[-5000:], file=sys.stderr)
+        return t
+
+    def stop(self) -> None:
+        import contextlib
+        import signal
+        import subprocess
+
+        with self.lock:
+            self.todo = []
+            running = [p for _, p in self.started.values() if p.poll() is None]
+        for proc in running:   # the run ends the toolkit processes it started
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in running:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tiny_runs_in_background(request, tmp_path_factory):
+    plan = request.config.stash.get(_TINY_PLAN, [])
+    runs = TinyRuns([TinyRun(n, tmp_path_factory.mktemp(f"tiny_{n}")) for n in plan]) \
+        if plan else None
+    yield runs
+    if runs is not None:
+        runs.stop()
+
+
 @pytest.fixture(scope="session")
-def tiny_study(tmp_path_factory):
+def tiny_study(tmp_path_factory, tiny_runs_in_background):
     """``tiny_study(name)``: the study's tiny profile, run once per session."""
     done: dict[str, TinyRun] = {}
 
     def get(name: str) -> TinyRun:
         if name not in done:
-            t = TinyRun(name, tmp_path_factory.mktemp(f"tiny_{name}"))
-            t.returncode = t.run()
+            bg = tiny_runs_in_background
+            t = bg.claim(name) if bg is not None else None
+            if t is None:
+                t = TinyRun(name, tmp_path_factory.mktemp(f"tiny_{name}"))
+                t.returncode = t.run()
             done[name] = t
         return done[name]
     return get
