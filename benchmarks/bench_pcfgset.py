@@ -20,7 +20,7 @@ from compsuite.data_prep.pcfgset import FULL, SMALL
 from compsuite.data_prep.pcfgset.generate import sample_pairs
 from compsuite.data_prep.pcfgset.grammar import interpret, structure
 from compsuite.eval.metrics.accuracy import accuracy_with_breakdown
-from compsuite.eval.readers.predictions import read_plain
+from compsuite.models.predictions import read_plain
 
 
 def best_of(repeat: int, fn) -> float:

@@ -41,7 +41,9 @@ def _fail(msg: str, code: int = 1) -> int:
 # ----------------------------------------------------------------------------- eval
 def cmd_eval_accuracy(a) -> int:
     from compsuite.eval.metrics.accuracy import accuracy_with_breakdown
-    from compsuite.eval.readers.predictions import read_fairseq_generate, read_plain, read_tsv
+    from compsuite.toolkits.fairseq.predictions import read_fairseq_generate
+    from compsuite.models.predictions import read_plain
+    from compsuite.eval.readers.predictions import read_tsv
     from compsuite.registry import BREAKDOWNS
 
     if a.fairseq:
@@ -182,7 +184,7 @@ def _runner(a, study=None):
     from dataclasses import replace
 
     from compsuite.commands import engine_settings
-    from compsuite.eval.translators.ct2_backend import engine_of
+    from compsuite.models.decoding import decoding
     from compsuite.runner import Runner
 
     runner = Runner(study or _study(a), a.profile,
@@ -192,7 +194,7 @@ def _runner(a, study=None):
     settings = engine_settings(a)
     if settings:
         generation = {**runner.profile.generation, **settings}
-        engine_of({**runner.study.generation, **generation}, "options")  # with the YAML's
+        decoding({**runner.study.generation, **generation}, "options")  # with the YAML's
         runner.profile = replace(runner.profile, generation=generation)
     return runner
 

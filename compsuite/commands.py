@@ -41,7 +41,7 @@ def model_arguments(p: argparse.ArgumentParser, folder: bool = False,
 def engine_arguments(p: argparse.ArgumentParser) -> None:
     """The decoding engine of a checkpoint's translator: the toolkit's own, or
     CTranslate2 (a Transformer, converted once; the same outputs in float32)."""
-    from compsuite.eval.translators.ct2_backend import COMPUTE_TYPES, DEVICES, ENGINES
+    from compsuite.models.decoding import COMPUTE_TYPES, DEVICES, ENGINES
 
     p.add_argument("--engine", choices=ENGINES, default=None,
                    help="decode a Transformer checkpoint with CTranslate2 (converted once, "
@@ -58,10 +58,10 @@ def engine_arguments(p: argparse.ArgumentParser) -> None:
 def engine_settings(a: argparse.Namespace) -> dict:
     """The decoding engine options a command was given (checked: a wrong combination is
     a ConfigError naming the option)."""
-    from compsuite.eval.translators.ct2_backend import KEYS, engine_of
+    from compsuite.models.decoding import ENGINE_KEYS, decoding
 
-    settings = {k: v for k in KEYS if (v := getattr(a, k, None)) is not None}
-    engine_of(settings, where="options")
+    settings = {k: v for k in ENGINE_KEYS if (v := getattr(a, k, None)) is not None}
+    decoding(settings, where="options")
     return settings
 
 
@@ -84,7 +84,7 @@ def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
     (``COMPSUITE_DATA``), where the command reads one."""
     engine = engine_settings(a) if kind == "translator" else {}
     if getattr(a, "model_cmd", None):
-        from compsuite.eval.translators.command import CommandModel
+        from compsuite.toolkits.command.model import CommandModel
 
         unused_engine(engine, "a program (--model-cmd)", "it answers by itself")
         env = {"COMPSUITE_DATA": str(Path(raw).resolve())} if raw is not None else None
@@ -125,7 +125,7 @@ def unused_engine(settings: dict, model: str, instead: str) -> None:
 def model_in_the_loop(a: argparse.Namespace, kind: str = "translator",
                       raw: str | Path | None = None) -> Iterator:
     """:func:`load_model_from_options` for the block; a program is stopped when it ends."""
-    from compsuite.eval.translators.base import closing
+    from compsuite.models.protocol import closing
 
     with closing(load_model_from_options(a, kind, raw)) as model:
         yield model

@@ -25,10 +25,12 @@ import json
 import shutil
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import atomic_open, sha256_file
+from compsuite.models.recording import Recording, Replaying
 from compsuite.studies.base import Run
 
 MANIFEST = "manifest.json"
@@ -61,14 +63,14 @@ def check_name(name: str, option: str = "--name") -> str:
     return name
 
 
-def evaluate(runner, units, show: bool, folders: dict | None = None) -> tuple[dict, dict]:
-    """Each unit evaluated in turn: (results by unit path, reasons of the units that
-    need the model in the loop, by path); ``folders``: unit path -> the folder of its
-    inputs and answers (default: the unit path)."""
-    from compsuite.eval.translators.base import InTheLoop
+def evaluate(runner, units, show: bool, wrap) -> tuple[dict, dict]:
+    """Each unit evaluated in turn, its models wrapped by ``wrap(unit)`` (a recording or
+    a replaying of the unit's folder): (results by unit path, reasons of the units that
+    need the model in the loop, by path)."""
+    from compsuite.models.protocol import InTheLoop
     from compsuite.runner import wave_of
-    from compsuite.toolkits.files import asking
 
+    runner.wrap_model = wrap
     runner.prepare(units)
     done: dict[str, dict] = {}
     skipped: dict[str, str] = {}
@@ -79,8 +81,7 @@ def evaluate(runner, units, show: bool, folders: dict | None = None) -> tuple[di
             skipped[u.path] = f"it evaluates the model of {blocked[0]}: {skipped[blocked[0]]}"
             continue
         try:
-            with asking((folders or {}).get(u.path, u.path)):
-                done[u.path] = runner.execute(u)
+            done[u.path] = runner.execute(u)
         except InTheLoop as e:
             skipped[u.path] = str(e)
             if show:
@@ -110,7 +111,8 @@ def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds
             units = runner.plan(seeds=seeds, runs=[name], parts=parts)
             if not units:
                 raise ConfigError(f"{study.name} --profile {profile}: no units to export")
-            done, skipped = evaluate(runner, units, show)
+            done, skipped = evaluate(runner, units, show, lambda u: partial(
+                Recording, folder=part.resolve() / u.path, prefix=u.path))
         manifest = describe(study, runner.profile, units, part, skipped,
                             {u.path: runner.dataset(u) for u in units})
         with atomic_open(part / MANIFEST) as fh:
@@ -130,7 +132,7 @@ def describe(study, profile, units, out: Path, skipped: dict, data: dict) -> dic
     the model in the loop)."""
     from compsuite import __version__
 
-    from compsuite.toolkits.files import IN_THE_LOOP, read_asked
+    from compsuite.models.recording import IN_THE_LOOP, read_asked
 
     feeds = study.parts(profile)
     entries = []
@@ -219,7 +221,9 @@ def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
             runner.check_system(u, runner.runs_dir / u.path / "result.json")
         for u in units:   # answers may have changed since the last score: nothing reused
             shutil.rmtree(runner.runs_dir / u.path, ignore_errors=True)
-        done, skipped = evaluate(runner, units, show, folders)
+        done, skipped = evaluate(runner, units, show, lambda u: partial(
+            Replaying, inputs=Path(inputs).resolve() / folders[u.path],
+            answers=Path(answers).resolve() / folders[u.path]))
     if not done:
         raise DataError(f"{answers}: no unit could be scored: " + "; ".join(
             f"{k}: {v}" for k, v in skipped.items()))

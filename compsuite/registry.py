@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable
 from compsuite.foundation.errors import ConfigError
 from compsuite.foundation.io import load_mapping
 from compsuite.foundation.names import Registry, near
+from compsuite.models.decoding import decoding
 from compsuite.schema import check_keys, mapping, positive
 from compsuite.studies.base import Profile, Run, Study, StudySpec
 
@@ -109,6 +110,8 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
                                     dict(overrides), dict(defaults.get(toolkit) or {}),
                                     dict(gpu), where))
     profiles: Registry[Profile] = Registry(f"profile of study '{name}'")
+    study_generation = raw.get("generation") or {}
+    decoding(study_generation, f"{where}: generation")
     for prof_name, spec in raw["profiles"].items():
         at = f"{where}: profiles.{prof_name}"
         check_keys(spec, PROFILE_KEYS | set(profile_keys), at)
@@ -119,12 +122,9 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
         jobs = spec.get("jobs", 1)
         positive(jobs, f"{at}.jobs")
         generation = spec.get("generation") or {}
-        if not isinstance(generation, dict):
-            raise ConfigError(f"{at}.generation: expected a mapping of decoding settings "
-                              f"(beam, batch_size, max_length), got {generation!r}")
-        from compsuite.eval.translators.ct2_backend import engine_of
-
-        engine_of({**(raw.get("generation") or {}), **generation}, f"{at}.generation")
+        # the decoding settings, checked once here (the study's under the profile's)
+        decoding(generation, f"{at}.generation")
+        decoding({**study_generation, **generation}, f"{at}.generation")
         options = {k: v for k, v in spec.items() if k not in PROFILE_KEYS}
         profiles.register(prof_name, Profile(prof_name, spec.get("description", ""),
                                              seed_list(spec.get("seeds", [1]), at),
@@ -132,7 +132,7 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
     return StudySpec(name, raw.get("title", name), raw.get("paper", ""),
                      int(raw.get("config_version", 1)),
                      module_of(raw, path), archs, runs, profiles,
-                     dict(raw.get("generation") or {}), path, raw, bool(raw.get("run_all", True)))
+                     dict(study_generation), path, raw, bool(raw.get("run_all", True)))
 
 
 # ----------------------------------------------------------------------------- studies

@@ -119,6 +119,9 @@ class Runner:
         self._data: dict[tuple[str, int], Dataset] = {}
         self._finished: dict[str, Finished] = {}
         self._revision: str | None = None
+        #: unit -> what the unit's models are wrapped in before they are asked (see
+        #: ``Context.wrap``; ``compsuite export`` and ``score`` set it), or None
+        self.wrap_model: Callable[[Unit], Callable | None] | None = None
 
     # ------------------------------------------------------------------ planning
     def plan(self, seeds: list[int] | None = None, runs: list[str] | None = None,
@@ -262,8 +265,9 @@ class Runner:
             source = self._finished[unit.model_from]
             checkpoint, model_data = source.result["checkpoint"], source.data
         deps = {p: self._finished[p] for p in unit.needs}
+        wrap = self.wrap_model(unit) if self.wrap_model is not None else None
         ctx = Context(self.study, self.profile, unit, run, run_dir, data, checkpoint, model_data,
-                      trained, deps, self.show)
+                      trained, deps, self.show, wrap)
         evaluated = self.study.evaluate(ctx)
         return {**self.provenance(unit, run, data, checkpoint, trained), **evaluated}
 

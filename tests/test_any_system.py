@@ -54,7 +54,7 @@ def run_program(study: str, name: str, percent: int, roots: dict) -> dict[str, d
 def answer_export(study: str, export: Path, answers: Path, percent: int) -> None:
     """Answer every exported file with the program (as a user would with any system:
     read each .src, write its .hyp), told each unit's data as the suite tells it."""
-    from compsuite.eval.translators.command import CommandModel
+    from compsuite.toolkits.command.model import CommandModel
 
     m = json.loads((export / "manifest.json").read_text())
     for unit in m["units"]:
@@ -65,7 +65,7 @@ def answer_export(study: str, export: Path, answers: Path, percent: int) -> None
                 lines = (export / f["inputs"]).read_text(encoding="utf-8").splitlines()
                 if f["task"] == "classify":
                     items = [line.split("\t") if "\t" in line else line for line in lines]
-                    out = model.predict(items)
+                    out = model.classify(items)
                 else:
                     out = model.translate(lines)
                 path = answers / f["answers"]

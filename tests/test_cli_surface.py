@@ -293,7 +293,7 @@ def test_the_pcfgset_report_names_its_profile_and_a_system_has_no_paper_column()
 
 def test_a_programs_wrong_embed_output_is_an_embed_output(tmp_path):
     """Before: "a embed output is ..."."""
-    from compsuite.eval.translators.command import CommandError, CommandModel
+    from compsuite.toolkits.command.model import CommandError, CommandModel
 
     prog = tmp_path / "prog.py"
     prog.write_text("import json, sys\nfor line in sys.stdin:\n"
@@ -301,4 +301,4 @@ def test_a_programs_wrong_embed_output_is_an_embed_output(tmp_path):
                     "['inputs']]}), flush=True)\n")
     with CommandModel(f"{sys.executable} {prog}") as model:
         with pytest.raises(CommandError, match=r": an embed output is \"x\", not a list"):
-            model.embeddings(["copy"])
+            model.embed(["copy"])

@@ -1,4 +1,4 @@
-"""The command protocol (eval/translators/command.py): a program as a translator and a
+"""The command protocol (compsuite/toolkits/command/model.py): a program as a translator and a
 classifier, its errors, the command backend, and ``--model-cmd`` in an eval command."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compsuite.eval.translators.command import CommandError, CommandModel
+from compsuite.toolkits.command.model import CommandError, CommandModel
 from compsuite.foundation.checkout import ROOT
 
 EXAMPLE = ROOT / "examples" / "command_model.py"
@@ -42,12 +42,12 @@ def test_example_translates_and_classifies_in_batches():
         out = m.translate(["a b c", "x y", "one", "p q r s", "z"])
         assert out == ["c b a", "y x", "one", "s r q p", "z"]
         assert (m.calls, m.batches) == (1, 3)    # one call, ceil(5 / 2) requests
-        assert m.predict([("A man sleeps.", "A person rests."), ("p", "h")]) == \
+        assert m.classify([("A man sleeps.", "A person rests."), ("p", "h")]) == \
             ["entailment", "entailment"]
         assert (m.calls, m.batches) == (2, 4)
         pid = m._proc.pid
         with pytest.raises(CommandError, match="cannot embed: this model cannot embed"):
-            m.embeddings(["a"])
+            m.embed(["a"])
     assert m._proc is None    # closed, and the program has exited
     with pytest.raises(ProcessLookupError):
         import os
@@ -72,7 +72,7 @@ def test_features_and_embeddings(tmp_path):
     with CommandModel(cmd) as m:
         f = m.features(["ab", "abcd"])
         assert f.shape == (2, 2) and f[1, 0].item() == 4.0
-        assert m.embeddings(["copy", "unk"]) == {"copy": [1.0, 2.0]}
+        assert m.embed(["copy", "unk"]) == {"copy": [1.0, 2.0]}
 
 
 @pytest.mark.parametrize("body, message", [
@@ -188,7 +188,7 @@ def test_command_backend_run_settings_and_environment(tmp_path, monkeypatch):
     assert trained["evaluate_only"] and json.loads(Path(trained["checkpoint"]).read_text())[
         "timeout"] == 5
     pred = backend.predict(trained, data, "test", {}, tmp_path / "unit", show=False)
-    assert pred.read_text().splitlines() == [str(data.raw.resolve())] * 2
+    assert pred.hypotheses == pred.path.read_text().splitlines() == [str(data.raw.resolve())] * 2
     bad = Run("mine", "mine", "command", args={"command": "python ${NOT_SET_ANYWHERE}"},
               source="x.yaml")
     with pytest.raises(ConfigError, match=r"x\.yaml: runs\.mine\.args\.command: .*"
@@ -263,7 +263,7 @@ def test_a_failed_program_is_not_started_again(tmp_path):
 
 def test_a_command_from_the_command_line_is_not_expanded_again(tmp_path):
     from compsuite.studies.base import Run
-    from compsuite.toolkits.command import settings
+    from compsuite.toolkits.command.backend import settings
 
     args = {"command": "awk '{print $1}' ${NOT_SET_ANYWHERE}", "expand": False}
     assert settings(Run("r", "r", "command", args=args), "tiny").command == args["command"]

@@ -60,7 +60,7 @@ def test_ctlpp_paper_configs_load_and_run_one_update(tiny_study, tmp_path):
     import subprocess
     from concurrent.futures import ThreadPoolExecutor
 
-    from compsuite.data_prep.common.writers import toolkit_command
+    from compsuite.toolkits.writing import toolkit_command
     from compsuite.foundation.checkout import ROOT
     from compsuite.toolkits.base import to_cli
     from compsuite.eval.reports.tables import paper_numbers

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from compsuite.eval.translators import ct2_backend as cb
+from compsuite.models import ctranslate2 as cb
 from compsuite.foundation.errors import ConfigError, UserError
 from compsuite.studies.base import Run
 from compsuite.toolkits import get_backend, load_translator
@@ -44,19 +44,17 @@ def test_ctranslate2_gives_the_toolkit_outputs(toolkit, beam, transformers, tiny
     run_dir, info = transformers[toolkit]
     backend = get_backend(toolkit)
     generation = {**GENERATION, "beam": beam}
-    plain = backend.predict(info, tiny_data, "test", generation, tmp_path / "toolkit", show=False)
-    (tmp_path / "toolkit").mkdir(exist_ok=True)
-    expected = backend.read_predictions(plain, tiny_data, "test")
+    expected = backend.predict(info, tiny_data, "test", generation, tmp_path / "toolkit",
+                               show=False)
     tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), batch_size=64,
                          beam=beam, **FAST)
     decodes_fast = not (toolkit == "onmt" and beam > 1)   # OpenNMT-py's beam: the toolkit
     assert cb.fast(tr) == decodes_fast
     assert tr.translate(sources(tiny_data)) == expected.hypotheses
     (tmp_path / "fast").mkdir()
-    path = backend.predict(info, tiny_data, "test", {**generation, **FAST}, tmp_path / "fast",
-                           show=False)
-    assert (".ct2." in path.name) == decodes_fast
-    got = backend.read_predictions(path, tiny_data, "test")
+    got = backend.predict(info, tiny_data, "test", {**generation, **FAST}, tmp_path / "fast",
+                          show=False)
+    assert (".ct2." in got.path.name) == decodes_fast
     assert got.hypotheses == expected.hypotheses
     assert got.references == expected.references and got.sources == expected.sources
 
@@ -108,7 +106,7 @@ def test_conversion_is_cached_and_redone_when_the_checkpoint_changes(transformer
 
 def test_an_lstm_is_decoded_by_its_toolkit_with_one_notice(tiny_runs, tiny_data, capsys,
                                                             monkeypatch):
-    from compsuite.eval.translators.onmt_backend import OnmtTranslator
+    from compsuite.toolkits.onmt.translator import OnmtTranslator
 
     monkeypatch.setattr(cb, "_NOTICES", set())
     run, run_dir, info = tiny_runs["onmt"]   # an LSTM
@@ -139,8 +137,10 @@ def test_int8_is_asked_for_and_labelled(transformers, tiny_data):
     ({"engine": "ctranslate2", "device": "tpu"}, "generation.device"),
 ])
 def test_engine_settings_are_checked(generation, key):
+    from compsuite.models.decoding import decoding
+
     with pytest.raises(ConfigError, match=key):
-        cb.engine_of(generation)
+        decoding(generation)
 
 
 def test_a_gpu_is_configured_with_float16(transformers, tiny_data, monkeypatch):

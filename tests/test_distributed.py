@@ -14,7 +14,7 @@ import socket
 import subprocess
 from argparse import Namespace
 
-from compsuite.data_prep.common.writers import toolkit_command
+from compsuite.toolkits.writing import toolkit_command
 
 from conftest import ROOT, TINY_FAIRSEQ
 

@@ -21,13 +21,13 @@ def test_synonym_distances():
 @pytest.mark.parametrize("toolkit", ["fairseq", "onmt"])
 def test_backends_read_source_embeddings(toolkit, tiny_runs, tiny_data):
     from compsuite.data_prep.pcfgset.grammar import FUNCTIONS
-    from compsuite.eval.translators import HasEmbeddings, Translator
+    from compsuite.models.protocol import Model
     from compsuite.toolkits import load_translator
 
     _, _, info = tiny_runs[toolkit]
     tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"))
-    assert isinstance(tr, Translator) and isinstance(tr, HasEmbeddings)
-    vecs = tr.embeddings(list(FUNCTIONS) + ["repeat_twin"])
+    assert isinstance(tr, Model) and {"translate", "embed"} <= tr.capabilities
+    vecs = tr.embed(list(FUNCTIONS) + ["repeat_twin"])
     assert set(vecs) == set(FUNCTIONS)  # no synonym in this vocabulary
     assert {len(v) for v in vecs.values()} == {16}
     d = synonym_distances(vecs, FUNCTIONS, ["repeat"])

@@ -99,20 +99,20 @@ def test_evaluations_are_a_registry_studies_add_to():
 def test_classifier_protocol_on_a_trained_checkpoint(tiny_study):
     """The CTL++ classifiers load through the classifier protocol, by the backend or by
     the checkpoint alone."""
-    from compsuite.eval.classifiers import Classifier
+    from compsuite.models.protocol import Model
     from compsuite.toolkits import load_classifier
 
     t = tiny_study("ctlpp")
     train = json.loads((t.runs / "A/bilstm-fairseq/seed1/train.json").read_text())
     fairseq_bin = next((t.root / "DATA/ctlpp/A").glob("*/seed1/fairseq-bin"))
     clf = load_classifier(train["checkpoint"], fairseq_bin)
-    assert isinstance(clf, Classifier)
-    preds = clf.predict(["a 3", "b 4"])
+    assert isinstance(clf, Model) and {"classify", "features"} <= clf.capabilities
+    preds = clf.classify(["a 3", "b 4"])
     assert len(preds) == 2 and all(p in "01234567" for p in preds) and clf.calls == 1
     assert tuple(clf.features(["a 3"]).shape) == (1, 32)    # 2 x 16 units (tiny Bi-LSTM)
     same = get_backend("fairseq").load(train["checkpoint"],
                                        Dataset(fairseq_bin.parent,
                                                formats={"fairseq": fairseq_bin}), "classifier")
-    assert same.predict(["a 3", "b 4"]) == preds
+    assert same.classify(["a 3", "b 4"]) == preds
     with pytest.raises(ConfigError, match="cannot load a model as a classifier"):
         get_backend("onmt").load(train["checkpoint"], None, "classifier")

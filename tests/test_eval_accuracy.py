@@ -3,7 +3,9 @@
 import pytest
 
 from compsuite.eval.metrics.accuracy import accuracy_by, matches, sequence_accuracy
-from compsuite.eval.readers.predictions import read_fairseq_generate, read_plain, read_tsv
+from compsuite.toolkits.fairseq.predictions import read_fairseq_generate
+from compsuite.models.predictions import read_plain
+from compsuite.eval.readers.predictions import read_tsv
 from compsuite.foundation.errors import DataError
 
 

@@ -1,4 +1,4 @@
-"""compsuite export / score (compsuite/export.py, compsuite/toolkits/files.py): what is
+"""compsuite export / score (compsuite/export.py, compsuite/models/recording.py): what is
 exported, that it is the same bytes twice, and the errors of a user's answer files."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The hf toolkit backend (compsuite/toolkits/hf.py) on tiny models built from a config:
+"""The hf toolkit backend (compsuite/toolkits/hf/) on tiny models built from a config:
 training a few steps (LoRA and full), adapter-only checkpoints that reload, batched
 generation equal to one-at-a-time generation, the prompt and the answer cut where they
 should be, and configuration errors that name the key.  Nothing is downloaded."""
@@ -14,7 +14,8 @@ from compsuite.foundation.dataset import Dataset  # noqa: E402
 from compsuite.foundation.errors import ConfigError  # noqa: E402
 from compsuite.studies.base import Run  # noqa: E402
 from compsuite.toolkits import get_backend  # noqa: E402
-from compsuite.toolkits.hf import Examples, Settings, settings  # noqa: E402
+from compsuite.toolkits.hf.train import Examples
+from compsuite.toolkits.hf.backend import Settings, settings  # noqa: E402
 
 PROMPT = "### Input: {input} ### Output:\n"
 NAMES = {"Emma": "エマ", "Liam": "リアム", "Noah": "ノア", "Mia": "ミア"}
@@ -105,17 +106,18 @@ def test_batched_generation_equals_one_at_a_time(trained):
     assert one.batches == len(src)
 
 
-def test_predict_writes_one_line_per_source_and_read_predictions(trained, tmp_path):
+def test_predict_writes_one_line_per_source_and_returns_the_predictions(trained, tmp_path):
     data, _, _, full = trained
     backend = get_backend("hf")
-    out = backend.predict(full, data, "test", {"batch_size": 4}, tmp_path, show=False)
-    lines = out.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 6
-    assert backend.predict(full, data, "test", {}, tmp_path, show=False) == out  # kept
+    preds = backend.predict(full, data, "test", {"batch_size": 4}, tmp_path, show=False)
+    lines = preds.path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 6 and preds.hypotheses == lines and len(preds.references) == 6
+    again = backend.predict(full, data, "test", {}, tmp_path, show=False)   # kept, read back
+    assert again.path == preds.path and again.hypotheses == preds.hypotheses
 
 
 def test_labels_cover_the_answer_and_its_end_only(tmp_path):
-    from compsuite.toolkits.hf import Build, build
+    from compsuite.toolkits.hf.backend import Build, build
 
     data = dataset(tmp_path / "data")
     folder = build(data, Build(**TINY), PROMPT, show=False)
@@ -138,7 +140,7 @@ def test_labels_cover_the_answer_and_its_end_only(tmp_path):
 
 
 def test_the_stand_in_is_built_once_the_same_bytes(tmp_path):
-    from compsuite.toolkits.hf import Build, build
+    from compsuite.toolkits.hf.backend import Build, build
 
     a = build(dataset(tmp_path / "a"), Build(**TINY), PROMPT, show=False)
     b = build(dataset(tmp_path / "b"), Build(**TINY), PROMPT, show=False)
@@ -147,7 +149,7 @@ def test_the_stand_in_is_built_once_the_same_bytes(tmp_path):
 
 
 def test_answer_stops_at_the_first_stop_string():
-    from compsuite.eval.translators.hf_backend import HFTranslator
+    from compsuite.toolkits.hf.translator import HFTranslator
 
     t = HFTranslator.__new__(HFTranslator)
     t.meta = {"stop": ["\n", "###"]}
@@ -182,7 +184,7 @@ def test_missing_model_folder_names_the_key(tmp_path):
 
 
 def test_a_folder_that_is_no_model_is_a_config_error(tmp_path):
-    from compsuite.toolkits.hf import load_base
+    from compsuite.toolkits.hf.train import load_base
 
     (tmp_path / "empty").mkdir()
     s = Settings(model=str(tmp_path / "empty"), prompt=PROMPT)
@@ -213,7 +215,8 @@ def test_a_profile_override_merges_and_null_removes(monkeypatch):
 
 
 def test_load_in_8bit_needs_a_gpu(tmp_path):
-    from compsuite.toolkits.hf import Build, build, load_base
+    from compsuite.toolkits.hf.backend import Build, build
+    from compsuite.toolkits.hf.train import load_base
 
     folder = build(dataset(tmp_path / "d"), Build(**TINY), PROMPT, show=False)
     s = Settings(model=str(folder), prompt=PROMPT, load_in_8bit=True)
@@ -246,7 +249,7 @@ def test_the_paper_llama2_run_takes_a_step_on_a_local_model_folder(tmp_path, mon
     authors' prompt) load and train one step, with LLAMA2_DIR pointing at a tiny local
     Llama folder standing in for Llama-2-7b."""
     from compsuite.registry import get_study
-    from compsuite.toolkits.hf import Build, build
+    from compsuite.toolkits.hf.backend import Build, build
 
     data = dataset(tmp_path / "data", n_train=8)
     folder = build(data, Build(**TINY), PROMPT, show=False)
@@ -303,7 +306,7 @@ def test_an_interrupted_training_resumes_from_its_newest_checkpoint(tmp_path):
 def test_accumulation_keeps_the_batch_over_several_processes(tmp_path):
     """torchrun's WORLD_SIZE processes: batch 64 over 4 processes of 16 is no
     accumulation; a batch the processes cannot divide is refused."""
-    from compsuite.toolkits.hf import accumulation, training_arguments
+    from compsuite.toolkits.hf.train import accumulation, training_arguments
 
     s = Settings(model="x", prompt=PROMPT, batch_size=64, micro_batch_size=16)
     assert accumulation(s) == 4 and accumulation(s, 4) == 1 and accumulation(s, 2) == 2
@@ -322,7 +325,7 @@ def tiny_gpt2(folder: Path, positions: int) -> Path:
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from compsuite.toolkits.hf import train_tokenizer
+    from compsuite.toolkits.hf.backend import train_tokenizer
 
     tok = train_tokenizer([" ".join(WORDS)] * 4, 300)
     cfg = GPT2Config(vocab_size=len(tok), n_positions=positions, n_embd=16, n_layer=1,
@@ -339,7 +342,7 @@ def tiny_bert(folder: Path, positions: int) -> Path:
     import torch
     from transformers import BertConfig, BertForSequenceClassification
 
-    from compsuite.toolkits.hf import train_tokenizer
+    from compsuite.toolkits.hf.backend import train_tokenizer
 
     tok = train_tokenizer([" ".join(WORDS)] * 4, 300)
     labels = {0: "entailment", 1: "neutral", 2: "contradiction"}
@@ -357,7 +360,7 @@ def test_a_gpt2_is_held_to_its_positions(tmp_path):
     """n_positions 24: a prompt that leaves no position is an error naming the input
     before any batch is decoded (it was an IndexError inside generate); generation
     stops where the positions end, batched as one at a time."""
-    from compsuite.eval.translators.hf_backend import prompt_ids
+    from compsuite.toolkits.hf.translator import prompt_ids
     from compsuite.foundation.errors import DataError
 
     folder = tiny_gpt2(tmp_path / "gpt2", 24)
@@ -392,11 +395,11 @@ def test_a_bert_classifier_is_held_to_its_positions(tmp_path):
 
     folder = tiny_bert(tmp_path / "bert", 16)
     c = get_backend("hf").load(folder, None, "classifier")
-    assert len(c.predict([("a man sleeps", "a man runs")])) == 1
+    assert len(c.classify([("a man sleeps", "a man runs")])) == 1
     c.batches = 0
     with pytest.raises(DataError, match=r"bert: input 2 of 2 \('a man sees .* \| the dog'\) is "
                                         r"\d+ tokens .* at most 16 \(max_position_embeddings"):
-        c.predict([("a man", "a dog"), (" ".join(WORDS * 2), "the dog")])
+        c.classify([("a man", "a dog"), (" ".join(WORDS * 2), "the dog")])
     with pytest.raises(DataError, match="input 1 of 1"):
         c.features([" ".join(WORDS * 2)])
     assert c.batches == 0
@@ -407,7 +410,7 @@ def test_position_limit_reads_the_config_and_a_real_tokenizer_limit():
 
     from transformers import GPT2Config, LlamaConfig, RobertaConfig, T5Config
 
-    from compsuite.eval.translators.hf_backend import position_limit  # noqa
+    from compsuite.toolkits.hf.translator import position_limit  # noqa
 
     none = SimpleNamespace(model_max_length=int(1e30))
     assert position_limit(GPT2Config(n_positions=64), none)[0] == 64
@@ -427,7 +430,7 @@ def test_training_cuts_examples_at_the_models_positions(tmp_path, capsys):
     training was an IndexError)."""
     from dataclasses import asdict
 
-    from compsuite.toolkits.hf import train_from_config
+    from compsuite.toolkits.hf.train import train_from_config
 
     folder = tiny_gpt2(tmp_path / "gpt2", 16)
     (tmp_path / "train.src").write_text(" ".join(WORDS * 3) + "\na man\n")

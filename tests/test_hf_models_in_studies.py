@@ -1,5 +1,5 @@
-"""Hugging Face models of the user's in every study (compsuite/toolkits/hf.py,
-eval/translators/hf_backend.py, eval/classifiers/hf_backend.py): a plain model folder
+"""Hugging Face models of the user's in every study (compsuite/toolkits/hf/:
+its backend, translator and classifier): a plain model folder
 loads as a translator (a Marian, a causal LM) or as a classifier (a sequence
 classifier); an hf run with ``train: false`` is an evaluate-only run that a study plans,
 evaluates and reports like any run (the paradox tests with a Marian model, SGET without
@@ -19,7 +19,7 @@ from compsuite.foundation.errors import ConfigError, DataError  # noqa: E402
 from compsuite.registry import get_study  # noqa: E402
 from compsuite.studies.base import Run  # noqa: E402
 from compsuite.toolkits import get_backend  # noqa: E402
-from compsuite.toolkits.hf import plain, settings  # noqa: E402
+from compsuite.toolkits.hf.backend import plain, settings  # noqa: E402
 
 SGET_PROMPT = "### Input: {input} ### Output:\n"
 LABELS = {0: "entailment", 1: "neutral", 2: "contradiction"}
@@ -278,7 +278,7 @@ def test_nli_evaluates_an_evaluate_only_classifier_run(classifier, tmp_path):
 
 # ----------------------------------------------------------------------------- plain folders
 def test_a_classifier_folder_loads_through_load_classifier(classifier):
-    from compsuite.eval.translators.base import progress
+    from compsuite.models.protocol import progress
     from compsuite.toolkits import load_classifier
 
     clf = load_classifier(classifier, batch_size=2)
@@ -286,7 +286,7 @@ def test_a_classifier_folder_loads_through_load_classifier(classifier):
     done = []
     clf.progress = done.append
     inputs = [*PAIRS, ("a dog runs", "a dog runs", {"premise_tree": "(x)"})]
-    pred = clf.predict(inputs)
+    pred = clf.classify(inputs)
     assert len(pred) == 6 and set(pred) <= set(clf.classes)
     assert (clf.calls, clf.batches, done) == (1, 3, [2, 2, 2])
     assert clf.predict_proba(inputs).shape == (6, 3)
@@ -298,9 +298,9 @@ def test_a_classifier_folder_loads_through_load_classifier(classifier):
                        clf.predict_proba(["a man", "the cat sleeps now"])[0], atol=1e-5)
     clf.progress = None
     with progress(clf, 5, "classify", show=True, unit="pair"):
-        clf.predict(PAIRS)
+        clf.classify(PAIRS)
     with pytest.raises(DataError, match="is not a string, a \\(premise, hypothesis\\) pair"):
-        clf.predict([("only one",)])
+        clf.classify([("only one",)])
 
 
 def test_an_evaluate_only_classifier_run_loads_with_its_labels(classifier, tmp_path):
@@ -313,7 +313,7 @@ def test_an_evaluate_only_classifier_run_loads_with_its_labels(classifier, tmp_p
     assert backend.checkpoints(tmp_path / "run") == []
     clf = backend.load(done["checkpoint"], None, "classifier", {"batch_size": 4})
     assert clf.classes == ["yes", "maybe", "no"]
-    assert set(clf.predict(PAIRS)) <= {"yes", "maybe", "no"} and clf.batches == 2
+    assert set(clf.classify(PAIRS)) <= {"yes", "maybe", "no"} and clf.batches == 2
     with pytest.raises(DataError, match="a sequence-classification model, not a translator"):
         backend.load(done["checkpoint"], None, "translator")
     bad = Run("bert-hf", "bert", "hf", args={"model": str(classifier), "train": False,
@@ -354,9 +354,8 @@ def test_an_evaluate_only_causal_run_prompts_as_its_settings_say(tmp_path):
     t = backend.load(done["checkpoint"], data, "translator", {"batch_size": 8, "beam": 2})
     assert t.prompts(["a"]) == ["Q: a A:"] and t.meta["stop"] == ["h"] and t.beam == 2
     pred = backend.predict(done, data, "test", {"batch_size": 8}, tmp_path / "run")
-    assert len(pred.read_text().splitlines()) == 2
-    hyps = backend.read_predictions(pred, data, "test")
-    assert hyps is not None
+    assert len(pred.path.read_text().splitlines()) == 2 == len(pred.hypotheses)
+    assert pred.references == (data.raw / "test.tgt").read_text().splitlines()
 
 
 # ----------------------------------------------------------------------------- errors

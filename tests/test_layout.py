@@ -27,8 +27,7 @@ from compsuite.studies.base import Study
 
 #: the suite's own studies: every YAML in compsuite/experiments (not the example's)
 SUITE = sorted(n for n, p in studies().items() if Path(p).parent == EXPERIMENTS_DIR)
-SHARED_EVAL = {"__init__.py", "metrics", "readers", "translators", "classifiers", "reports",
-               "checkpoints.py"}
+SHARED_EVAL = {"__init__.py", "metrics", "readers", "reports"}
 MAX_LINES = 80
 #: the suite's Python packages: the installed ones (compsuite, and eval and data_prep
 #: under its namespace) and fairseq_plugins, shipped for fairseq's --user-dir
@@ -83,7 +82,8 @@ def core_files() -> list[Path]:
     core = [ROOT / "compsuite" / f for f in ("cli.py", "runner.py", "registry.py", "schema.py",
                                                "commands.py", "studies/base.py")]
     return core + sorted((ROOT / "compsuite" / "foundation").glob("*.py")) + sorted(
-        (ROOT / "compsuite" / "toolkits").glob("*.py"))
+        (ROOT / "compsuite" / "toolkits").rglob("*.py")) + sorted(
+        (ROOT / "compsuite" / "models").rglob("*.py"))
 
 
 def shared_files() -> list[Path]:

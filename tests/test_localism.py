@@ -9,16 +9,17 @@ import pytest
 from compsuite.data_prep.pcfgset import SMALL, interpret
 from compsuite.data_prep.pcfgset.splits import localism as make_localism
 from compsuite.eval.pcfgset import localism
-from compsuite.eval.translators import Translator
+from compsuite.models.protocol import Model, ModelBase
 from compsuite.foundation.errors import DataError
 
 from conftest import ROOT, reference_path
 
 
-class Oracle:
+class Oracle(ModelBase):
     """A perfect 'model': the interpreter.  ``wrong_above`` makes it wrong on inputs
     longer than that many tokens (to give the scores something to count)."""
     name = "oracle"
+    capabilities = frozenset({"translate"})
 
     def __init__(self, wrong_above=None):
         self.calls = self.batches = 0
@@ -42,7 +43,7 @@ def unrolled(tmp_path_factory):
 def test_oracle_is_consistent_and_calls_grow_with_depth(unrolled):
     samples = localism.read_unrolled(unrolled)
     oracle = Oracle()
-    assert isinstance(oracle, Translator)
+    assert isinstance(oracle, Model)
     res = localism.run(oracle, samples)
     depth = max(max(s.levels) for s in samples)
     assert oracle.calls == 1 + depth <= 1 + SMALL.max_depth

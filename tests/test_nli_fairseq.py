@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from compsuite.data_prep.common.writers import toolkit_command
+from compsuite.toolkits.writing import toolkit_command
 from conftest import fairseq_predictions
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ from conftest import reference_path
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.data_prep.nli.snli import Pair, read_all
 from compsuite.data_prep.nli import lexical as L
-from compsuite.eval.classifiers.base import Classifier
+from compsuite.models.protocol import Model
 
 E, N, C = L.LABELS
 
@@ -192,7 +192,7 @@ def test_classifier_learns_a_lexical_cue():
     proba = clf.predict_proba(test)
     assert proba.shape == (30, 3)
     assert np.allclose(proba.sum(axis=1), 1.0)
-    assert clf.predict(test) == [p.label for p in test]
+    assert clf.classify(test) == [p.label for p in test]
     # the cue's column wins by a margin, not by a hair
     gold = [L.LABELS.index(p.label) for p in test]
     assert (proba[np.arange(30), gold] > 0.5).all()
@@ -202,15 +202,15 @@ def test_classifier_learns_a_lexical_cue():
 
 def test_classifier_protocol_and_errors(tmp_path):
     clf = L.LexicalClassifier(C=1.0, name="bow")
-    assert isinstance(clf, Classifier) and clf.name == "bow" and clf.calls == 0
+    assert isinstance(clf, Model) and clf.capabilities == {"classify"} and clf.name == "bow" and clf.calls == 0
     with pytest.raises(DataError, match="not trained"):
-        clf.predict(cue_pairs(3, 0))
+        clf.classify(cue_pairs(3, 0))
     with pytest.raises(DataError, match="not trained"):
         clf.save(tmp_path / "m.joblib")
     with pytest.raises(DataError, match="needs all of"):
         clf.fit([p for p in cue_pairs(30, 0) if p.label != N])
     clf.fit(cue_pairs(30, 0))
-    clf.predict(cue_pairs(3, 1))
+    clf.classify(cue_pairs(3, 1))
     clf.predict_proba(cue_pairs(3, 1))
     assert clf.calls == 2
     with pytest.raises(NotImplementedError, match="no representation"):
@@ -287,7 +287,7 @@ def test_reference_sample_lms_and_cs(snli_dev):
     gold = [p.label for p in test]
     proba = clf.predict_proba(test)
     assert proba.shape == (len(test), 3) and np.allclose(proba.sum(axis=1), 1.0)
-    pred = clf.predict(test)
+    pred = clf.classify(test)
     acc = np.mean([p == g for p, g in zip(pred, gold)])
     majority = L.majority_accuracy(gold, [p.label for p in train])
     assert acc > majority + 0.03

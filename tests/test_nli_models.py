@@ -302,7 +302,7 @@ def pair_bin(tmp_path_factory):
     characters) and binarised by write_fairseq_pairs."""
     import json
 
-    from compsuite.data_prep.common.writers import write_fairseq_pairs
+    from compsuite.toolkits.fairseq.data import write_fairseq_pairs
     from compsuite.data_prep.nli import corpus
     from compsuite.data_prep.nli.snli import read_jsonl
     from compsuite.data_prep.nli.synthetic import generate_pairs
@@ -319,7 +319,7 @@ def pair_bin(tmp_path_factory):
 
 
 def _command(root, name, args, max_update):
-    from compsuite.data_prep.common.writers import toolkit_command
+    from compsuite.toolkits.writing import toolkit_command
     from compsuite.toolkits.base import to_cli
 
     args = dict(args)
@@ -395,7 +395,7 @@ def test_fairseq_train_reload_and_predict(plug, run, pair_bin, trained):
     # the study's classifier reads the raw streams (words and, for these models, their
     # parses, tags and characters) and predicts the same labels
     from compsuite.data_prep.nli.corpus import read_split
-    from compsuite.eval.classifiers.fairseq_backend import FairseqClassifier
+    from compsuite.toolkits.fairseq.classifier import FairseqClassifier
     from compsuite.eval.nli.predict import pairs_of
 
     clf = FairseqClassifier(pair_bin / f"ck-{run}" / "checkpoint_last.pt", pair_bin / "bin",
@@ -403,10 +403,10 @@ def test_fairseq_train_reload_and_predict(plug, run, pair_bin, trained):
     assert set(clf.pair_inputs) == set(cfg.task.pair_inputs.split(",")) - {""}
     raw = pair_bin / "raw"
     pairs = pairs_of(raw, "test", read_split(raw, "test"), clf.pair_inputs)
-    assert clf.predict(pairs) == [preds[i] for i in range(19)]
+    assert clf.classify(pairs) == [preds[i] for i in range(19)]
     if clf.pair_inputs:
         with pytest.raises(ValueError, match="--pair-inputs"):
-            clf.predict([p[:2] for p in pairs])
+            clf.classify([p[:2] for p in pairs])
 
 
 @pytest.mark.parametrize("run", NEW_RUNS)

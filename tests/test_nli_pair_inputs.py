@@ -1,5 +1,5 @@
 """``--pair-inputs pos,tree,chars`` of ``--task sentence_pair_classification``: a tiny
-hand-made raw folder binarised by write_fairseq_pairs (data_prep/common/writers.py),
+hand-made raw folder binarised by write_fairseq_pairs (compsuite/toolkits/fairseq/data.py),
 loaded by the task; the tensors of a hand-made example, the errors for a stream that
 does not fit its sentence (naming split, side and line), the word shuffle and the
 augmentation pools with pair inputs, and net_input without them unchanged."""
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from compsuite.data_prep.common import writers
+from compsuite.toolkits import writing as writers
 from compsuite.foundation.errors import DataError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -59,7 +59,7 @@ def test_prepared_dataset(tiny_data, tmp_path):
 
 
 def test_augmentation_units_name_the_pool_subsets():
-    from compsuite.data_prep.common.writers import fairseq_subsets
+    from compsuite.toolkits.fairseq.data import fairseq_subsets
 
     study = get_study("nli")
     prof = study.profile("tiny")
@@ -235,7 +235,7 @@ def test_paper_profile_shape_end_to_end(nli_files, tmp_path, monkeypatch):
 
 
 def test_pair_writer_checks_name_file_and_line(tmp_path):
-    from compsuite.data_prep.common.writers import check_pairs
+    from compsuite.toolkits.fairseq.data import check_pairs
     from compsuite.foundation.errors import DataError
 
     def write(split, premise, hypothesis, label):

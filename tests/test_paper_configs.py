@@ -5,7 +5,7 @@ import subprocess
 import pytest
 import yaml
 
-from compsuite.data_prep.common.writers import toolkit_command
+from compsuite.toolkits.writing import toolkit_command
 from compsuite.registry import get_study
 from compsuite.toolkits import get_backend
 from compsuite.toolkits.base import to_cli

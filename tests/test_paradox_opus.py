@@ -16,6 +16,7 @@ from conftest import edited_study
 from compsuite.cli import main
 from compsuite.data_prep.paradox import corpus, opus
 from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
+from compsuite.models.protocol import ModelBase
 
 MESSY_EN = ["", "one two three four five six seven eight nine ten eleven twelve",
             "Hello, world - \"quoted\" text's here.", "x " * 300]
@@ -89,7 +90,7 @@ def test_codec_round_trip(opus_files, tmp_path):
     assert codec.decode(enc, "en") == ["Hello, world - \"quoted\" text's here.",
                                        "the doctors didn't sleep."]
 
-    class Echo:                                   # a model that copies its (encoded) input
+    class Echo(ModelBase):                        # a model that copies its (encoded) input
         name, batches = "echo", 1
 
         def translate(self, xs):
@@ -220,7 +221,7 @@ def test_paper_profile_shape_end_to_end(opus_files, tmp_path, monkeypatch):
 def test_keep_epoch_refuses_a_checkpoint_of_another_epoch(tmp_path):
     import torch
 
-    from compsuite.toolkits.fairseq import keep_epoch, save_epochs
+    from compsuite.toolkits.fairseq.backend import keep_epoch, save_epochs
 
     torch.save({"extra_state": {"train_iterator": {"epoch": 3, "iterations_in_epoch": 0}},
                 "model": {}, "last_optimizer_state": {"x": 1}}, tmp_path / "checkpoint_last.pt")

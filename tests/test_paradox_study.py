@@ -159,10 +159,10 @@ def test_paper_config_runs_one_update(tmp_path):
 
     import torch
 
-    from compsuite.data_prep.common.writers import toolkit_command
+    from compsuite.toolkits.writing import toolkit_command
     from compsuite.toolkits import get_backend
     from compsuite.toolkits.base import to_cli
-    from compsuite.toolkits.fairseq import USER_DIR
+    from compsuite.toolkits.fairseq.backend import USER_DIR
     from compsuite.torch_compat import allow_toolkit_checkpoints
 
     study = get_study("paradox")

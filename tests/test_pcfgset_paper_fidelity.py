@@ -152,7 +152,7 @@ def test_convs2s_arguments_mean_the_same_to_fairseq():
     from fairseq import options
 
     from compsuite.toolkits.base import to_cli
-    from compsuite.toolkits.fairseq import USER_DIR
+    from compsuite.toolkits.fairseq.backend import USER_DIR
 
     parser = options.get_training_parser()
     args = options.parse_args_and_arch(parser, ["/nonexistent", "--user-dir", str(USER_DIR)]
@@ -308,7 +308,7 @@ def test_paper_decoding_has_the_2018_length_penalty(tmp_path):
     """OpenNMT-py of November 2018 ranked beam hypotheses without a length penalty
     (onmt/opts.py:546 'none'); 3.5's default is 'avg': the paper profile asks for
     none, onmt_translate is told so, and a wrong value is refused by name."""
-    from compsuite.eval.translators.onmt_backend import length_penalty_args
+    from compsuite.toolkits.onmt.translator import length_penalty_args
     from compsuite.foundation.errors import ConfigError
 
     assert PAPER.generation["length_penalty"] == "none"
@@ -319,7 +319,7 @@ def test_paper_decoding_has_the_2018_length_penalty(tmp_path):
 
 
 def test_onmt_translate_is_told_the_length_penalty(tmp_path, monkeypatch):
-    import compsuite.toolkits.onmt as onmt
+    import compsuite.toolkits.onmt.backend as onmt
     from compsuite.foundation.dataset import Dataset
     from compsuite.toolkits import get_backend
 
@@ -332,6 +332,9 @@ def test_onmt_translate_is_told_the_length_penalty(tmp_path, monkeypatch):
     data = Dataset(tmp_path / "d", ("train", "test"), "fake")
     (data.root / "onmt").mkdir(parents=True)
     data.formats["onmt"] = data.root / "onmt"
+    data.raw.mkdir(parents=True)
+    for side in ("src", "tgt"):
+        (data.raw / f"test.{side}").write_text("x\n")
     generation = {**STUDY.generation, **PAPER.generation}
     get_backend("onmt").predict({"checkpoint": "m.pt"}, data, "test", generation,
                                 tmp_path, show=False)

@@ -4,10 +4,10 @@ quiet), and the steps that use it."""
 import pytest
 
 from compsuite.data_prep.pcfgset import interpret
-from compsuite.eval.translators.base import count_batches, progress, translate
+from compsuite.models.protocol import ModelBase, count_batches, progress, translate
 
 
-class Batched:
+class Batched(ModelBase):
     """A translator of the suite's shape: the 'toolkit' (``step``) sees batches of 3,
     counted by :func:`count_batches`, which moves the bar."""
     name = "batched"
@@ -27,7 +27,7 @@ class Batched:
         return [o for i in range(0, len(sources), 3) for o in self.step(sources[i:i + 3])]
 
 
-class Plain:
+class Plain(ModelBase):
     """A translator that reports no batches."""
     name = "plain"
     calls = batches = 0
@@ -100,7 +100,7 @@ def test_overgeneralisation_one_bar_over_checkpoints(capsys, tmp_path):
 
 def test_a_classifier_moves_the_bar_per_batch():
     """The fairseq classifier tells ``progress`` each batch's size (no model needed)."""
-    from compsuite.eval.classifiers.fairseq_backend import FairseqClassifier
+    from compsuite.toolkits.fairseq.classifier import FairseqClassifier
 
     clf = FairseqClassifier.__new__(FairseqClassifier)
     moved = []

@@ -53,7 +53,7 @@ def parsed_options(run_name, tmp_path, monkeypatch, gpu: bool):
     (the toolkit's defaults filled in)."""
     from compsuite.foundation.dataset import Dataset
     from compsuite.toolkit_noise import import_toolkit
-    from compsuite.toolkits import onmt
+    from compsuite.toolkits.onmt import backend as onmt
 
     monkeypatch.setattr(onmt, "cuda_available", lambda: gpu)
     data = Dataset(tmp_path, ("train", "valid"), formats={"onmt": tmp_path})
@@ -135,7 +135,7 @@ def test_beam_search_options_are_onmt_translates_defaults_of_3_4_3():
 
 def test_onmt_translate_is_called_with_the_paper_decoding(tmp_path, monkeypatch):
     from compsuite.foundation.dataset import Dataset
-    from compsuite.toolkits import onmt
+    from compsuite.toolkits.onmt import backend as onmt
 
     seen = []
 
@@ -143,12 +143,15 @@ def test_onmt_translate_is_called_with_the_paper_decoding(tmp_path, monkeypatch)
         seen.append(cmd)
         out = Path(cmd[cmd.index("-output") + 1])
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.touch()
+        out.write_text("x\n")
 
     monkeypatch.setattr(onmt, "run_logged", fake_run)
     monkeypatch.setattr(onmt, "cuda_available", lambda: False)
     ctx = unit("paper", "transformer-onmt")
     data = Dataset(tmp_path, ("test",), formats={"onmt": tmp_path})
+    data.raw.mkdir(parents=True, exist_ok=True)
+    for side in ("src", "tgt"):
+        (data.raw / f"test.{side}").write_text("x\n")
     onmt.BACKEND.predict({"checkpoint": "model_step_1000.pt"}, data, "test",
                          STUDY.unit_generation(ctx), tmp_path / "out", show=False)
     cmd = seen[0]
@@ -172,9 +175,9 @@ def test_evaluate_decodes_each_run_with_its_own_settings(tmp_path, monkeypatch):
         def trains(self, run):
             return True
 
-        def predict(self, trained, data, split, generation, out_dir, show=True):
+        def predict(self, trained, data, split, generation, out_dir, show=True, wrap=None):
             used.append((split, generation["beam"]))
-            return tmp_path / f"{split}.txt"
+            return SimpleNamespace(path=tmp_path / f"{split}.txt")
 
     monkeypatch.setattr(selection, "select_checkpoint", fake_select)
     monkeypatch.setattr(scoring, "score_split", lambda *a, **k: {})
@@ -183,6 +186,8 @@ def test_evaluate_decodes_each_run_with_its_own_settings(tmp_path, monkeypatch):
         ctx = unit("paper", run)
         ctx.__dict__.update(data=SimpleNamespace(root=tmp_path), backend=Backend(),
                             run_dir=tmp_path / run, trained={}, show=False, checkpoint=None)
+        ctx.predict = lambda split, trained, generation, out_dir, b=ctx.backend: b.predict(
+            trained, ctx.data, split, generation, out_dir)
         result = STUDY.evaluate(ctx)
         assert used == [("valid", beam), ("test", beam), ("gen", beam)]
         assert result["generation"]["beam"] == beam
@@ -208,7 +213,7 @@ def test_generation_by_run_names_known_runs(tmp_path):
 
 # ----------------------------------------------------------------------------- Llama 2
 def llama_settings(tmp_path, monkeypatch, gpu: bool):
-    from compsuite.toolkits.hf import settings
+    from compsuite.toolkits.hf.backend import settings
 
     monkeypatch.setenv("LLAMA2_DIR", str(tmp_path))
     return settings(STUDY.run("llama2-hf"), "paper", gpu=gpu)
@@ -219,7 +224,7 @@ def test_llama2_fine_tuning_is_the_authors(tmp_path, monkeypatch):
     lr 1e-4, batch 64 (micro-batch 64), 8 epochs, 100 warm-up steps, linear decay,
     adamw_torch, no weight decay, examples cut at 256 tokens, a checkpoint every 200
     updates; fp16 training on an 8-bit model (on a GPU)."""
-    from compsuite.toolkits.hf import accumulation, training_arguments
+    from compsuite.toolkits.hf.train import accumulation, training_arguments
 
     s = llama_settings(tmp_path, monkeypatch, gpu=True)
     assert (s.lora.r, s.lora.alpha, s.lora.dropout, s.lora.target_modules) == (
@@ -243,7 +248,7 @@ def test_llama2_fine_tuning_is_the_authors(tmp_path, monkeypatch):
 def test_llama2_answers_are_read_as_translate_py_reads_them(tmp_path, monkeypatch):
     """translate.py keeps what follows the prompt's "### Output:\\n" up to the next one
     (and the end-of-sentence token), stripped; a newline does not end the answer."""
-    from compsuite.eval.translators.hf_backend import HFTranslator
+    from compsuite.toolkits.hf.translator import HFTranslator
 
     s = llama_settings(tmp_path, monkeypatch, gpu=False)
     assert s.stop == ["### Output:\n"] and s.max_new_tokens == 256
@@ -253,7 +258,7 @@ def test_llama2_answers_are_read_as_translate_py_reads_them(tmp_path, monkeypatc
         "猫が走った。\nA dog ran.")
     # the stand-in profiles keep their newline stop
     for profile in ("quick", "tiny"):
-        from compsuite.toolkits.hf import settings
+        from compsuite.toolkits.hf.backend import settings
 
         assert settings(STUDY.run("llama2-hf"), profile).stop == ["\n"]
 

@@ -93,7 +93,7 @@ def test_plan_parts_with_their_own_runs_and_seeds():
 
 def test_paper_runs_keep_the_authors_settings_and_add_fp16_on_a_gpu(tmp_path, monkeypatch):
     from compsuite.foundation.dataset import Dataset
-    from compsuite.toolkits import onmt
+    from compsuite.toolkits.onmt import backend as onmt
 
     study = get_study("sget")
     data = Dataset(tmp_path, ("train", "valid"), formats={"onmt": tmp_path})
@@ -114,7 +114,8 @@ def test_paper_runs_keep_the_authors_settings_and_add_fp16_on_a_gpu(tmp_path, mo
 
 def test_open_vocabulary_datasets_reach_the_writers(tmp_path, monkeypatch):
     from compsuite.foundation.dataset import Dataset
-    from compsuite.toolkits import fairseq, onmt
+    from compsuite.toolkits.fairseq import backend as fairseq
+    from compsuite.toolkits.onmt import backend as onmt
 
     seen = {}
     monkeypatch.setattr(onmt, "write_onmt", lambda *a, **k: seen.update(onmt=k))
@@ -140,13 +141,13 @@ class FakeBackend:
         return sorted((int(p.stem.rsplit("_", 1)[1]), p)
                       for p in (run_dir / "checkpoints").glob("*.pt"))
 
-    def predict(self, trained, data, split, generation, out_dir, show=True):
+    def predict(self, trained, data, split, generation, out_dir, show=True, wrap=None):
         step = int(Path(trained["checkpoint"]).stem.rsplit("_", 1)[1])
         self.calls.append(step)
         hyps = [" ".join(r) if i < self.right[step] else "間違い"
                 for i, r in enumerate(self.refs)]   # pieces separated by spaces
         write_lines(out_dir / "pred.txt", hyps)
-        return out_dir / "pred.txt"
+        return SimpleNamespace(path=out_dir / "pred.txt")
 
 
 def test_checkpoint_selection_by_dev_exact_match_resumes_and_prunes(tmp_path):
@@ -287,7 +288,7 @@ def test_paper_config_runs_one_update(run_name, encoded_tiny, tmp_path):
 
     import torch
 
-    from compsuite.data_prep.common.writers import toolkit_command
+    from compsuite.toolkits.writing import toolkit_command
     from compsuite.toolkits import get_backend
     from compsuite.torch_compat import allow_toolkit_checkpoints
 

@@ -15,7 +15,7 @@ import pytest
 
 from compsuite.locks import FolderBusy, folder_lock, lock_path
 from compsuite.processes import complete_checkpoint, set_aside_incomplete
-from compsuite.toolkits.fairseq import set_aside_cut_short
+from compsuite.toolkits.fairseq.backend import set_aside_cut_short
 
 
 def _processes_with(text: str, exact: bool = False) -> list[int]:

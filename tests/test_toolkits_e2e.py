@@ -24,8 +24,7 @@ def _predict(toolkit, info, data, run_dir, split="test", beam=1):
                                         show=False)
 
 
-def _score(toolkit, pred, data, split="test", breakdown=True):
-    preds = get_backend(toolkit).read_predictions(pred, data, split)
+def _score(toolkit, preds, data, split="test", breakdown=True):
     features = structure_features(preds.sources) if breakdown else None
     return accuracy_with_breakdown(preds.hypotheses, preds.references, features).as_dict()
 
@@ -94,13 +93,11 @@ def test_onmt_resumes_from_last_checkpoint(tiny_data, tmp_path):
 def test_translator_backend_matches_the_toolkit_command(toolkit, beam, tiny_runs, tiny_data):
     """The in-memory backend gives exactly what fairseq-generate / onmt_translate give
     (same checkpoint, same inputs in one batch-able list), greedy and with beam 5."""
-    from compsuite.eval.readers.predictions import read_fairseq_generate
     from compsuite.toolkits import load_translator
 
     run, run_dir, info = tiny_runs[toolkit]
     pred = _predict(toolkit, info, tiny_data, run_dir, beam=beam)
-    expected = (read_fairseq_generate(pred).hypotheses if toolkit == "fairseq"
-                else pred.read_text().splitlines())
+    expected = pred.hypotheses
     before = sorted(p.name for p in Path.cwd().iterdir())
     tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), batch_size=64,
                          beam=beam)
@@ -114,7 +111,7 @@ def test_translator_backend_matches_the_toolkit_command(toolkit, beam, tiny_runs
 def test_translator_moves_a_bar_batch_by_batch(toolkit, tiny_runs, tiny_data, capsys):
     """Each backend tells the bar of a long translation how many sentences each batch
     translated (the bar's total is reached, batch by batch); no toolkit noise on stderr."""
-    from compsuite.eval.translators.base import progress
+    from compsuite.models.protocol import progress
     from compsuite.toolkits import load_translator
 
     run, run_dir, info = tiny_runs[toolkit]
@@ -137,7 +134,6 @@ def test_convs2s_backend_matches_fairseq_generate(tiny_data, tmp_path):
     """ConvS2S sizes its BeamableMM by the checkpoint's generation.beam (5 by default):
     the backend must decode greedily with beam 1 like fairseq-generate --beam 1, also on
     batches that do not divide by 5 (this failed with "shape '[64, 1, -1]' is invalid")."""
-    from compsuite.eval.readers.predictions import read_fairseq_generate
     from compsuite.toolkits import load_translator
 
     run = Run("tiny-fconv", "convs2s", "fairseq", False, args={**FAIRSEQ_TASK,
@@ -150,7 +146,7 @@ def test_convs2s_backend_matches_fairseq_generate(tiny_data, tmp_path):
     pred = _predict("fairseq", info, tiny_data, run_dir)
     tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), batch_size=64)
     srcs = (tiny_data.raw / "test.src").read_text().splitlines()
-    assert len(srcs) % 64 and tr.translate(srcs) == read_fairseq_generate(pred).hypotheses
+    assert len(srcs) % 64 and tr.translate(srcs) == pred.hypotheses
 
 
 def test_fairseq_generate_shows_a_bar_over_the_sentences(tiny_runs, tiny_data, tmp_path,
@@ -164,4 +160,4 @@ def test_fairseq_generate_shows_a_bar_over_the_sentences(tiny_runs, tiny_data, t
     shown = backend.predict(info, tiny_data, "valid", {"beam": 1}, tmp_path / "s", show=True)
     err = capsys.readouterr().err
     assert "fairseq-generate valid" in err and "100/100" in err
-    assert shown.read_text() == quiet.read_text()
+    assert shown.path.read_text() == quiet.path.read_text()

@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from compsuite.data_prep.common.writers import toolkit_command
+from compsuite.toolkits.writing import toolkit_command
 from compsuite.torch_compat import toolkit_checkpoint_globals
 
 pytestmark = pytest.mark.skipif(

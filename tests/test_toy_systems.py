@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from compsuite.eval.translators.command import CommandError, CommandModel
+from compsuite.toolkits.command.model import CommandError, CommandModel
 from compsuite.foundation.checkout import ROOT
 
 SYSTEMS = ROOT / "examples" / "systems"
@@ -35,7 +35,7 @@ def test_the_corruption_rule_is_stable_and_bounded():
 def test_a_program_refuses_a_task_it_does_not_do_and_goes_on():
     with CommandModel(program("pcfgset_oracle")) as m:
         with pytest.raises(CommandError, match="cannot classify: unsupported task 'classify'"):
-            m.predict(["copy A1"])
+            m.classify(["copy A1"])
     with CommandModel(program("pcfgset_oracle", "--corrupt", "100")) as m:
         assert m.translate(["copy A1 B1", "reverse A1 B1"]) == ["A1 B1 X0", "B1 A1 X0"]
 

@@ -5,7 +5,8 @@ import stat
 
 import pytest
 
-from compsuite.data_prep.common.writers import write_fairseq, write_onmt
+from compsuite.toolkits.fairseq.data import write_fairseq
+from compsuite.toolkits.onmt.data import write_onmt
 from compsuite.foundation.errors import DataError
 from compsuite.foundation.io import read_aligned, write_lines
 from compsuite.foundation.manifest import is_complete

@@ -244,3 +244,13 @@ def translate_stream(lines: Iterable[str], translate, errors: type | tuple, out,
         print(f"{failed} of {total} line(s) could not be translated (empty lines written)",
               file=err)
     return 0
+
+
+def remove_path(path: str | os.PathLike) -> None:
+    """Delete a file or a folder (a checkpoint is either, by toolkit)."""
+    import shutil
+
+    if Path(path).is_dir():
+        shutil.rmtree(path)
+    else:
+        Path(path).unlink()

@@ -34,6 +34,8 @@ from typing import Any, Callable
 from compsuite import schema
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.names import Registry
+from compsuite.models.decoding import Decoding, decoding
+from compsuite.models.protocol import Model
 from compsuite.toolkits import Backend, get_backend
 
 
@@ -281,6 +283,9 @@ class Context:
     trained: dict | None
     deps: dict[str, Finished]
     show: bool = True
+    #: what every model of this unit is wrapped in before it is asked (``compsuite
+    #: export`` records what it is asked, ``score`` replays answers), or None
+    wrap: Callable[[Model], Model] | None = None
 
     @property
     def backend(self) -> Backend:
@@ -288,13 +293,31 @@ class Context:
 
     @property
     def generation(self) -> dict:
-        """Decoding settings: the study's ``generation``, the profile's on top."""
+        """Decoding settings as given: the study's ``generation``, the profile's on top
+        (what a result records)."""
         return {**self.study.generation, **self.profile.generation}
+
+    @property
+    def decoding(self) -> Decoding:
+        """:attr:`generation` as typed settings (checked when the YAML was read)."""
+        return decoding(self.generation)
 
     def load(self, checkpoint: str | Path | None = None, data: Dataset | None = None,
              kind: str = "translator"):
         """A model of this unit's run in the loop (a translator or a classifier): by
         default the unit's own, read with the data it was trained on."""
-        return self.backend.load(checkpoint or self.checkpoint,
-                                 data if data is not None else self.model_data, kind,
-                                 self.generation)
+        model = self.backend.load(checkpoint or self.checkpoint,
+                                  data if data is not None else self.model_data, kind,
+                                  self.decoding)
+        return model if self.wrap is None else self.wrap(model)
+
+    def predict(self, split: str, trained: dict | None = None,
+                generation: dict | None = None, out_dir: Path | None = None):
+        """The run's :class:`~compsuite.models.predictions.Predictions` on ``split`` of
+        this unit's data, by its backend (``trained``: another checkpoint of the run;
+        ``out_dir``: where they are kept, by default the unit's folder)."""
+        return self.backend.predict(trained if trained is not None else self.trained,
+                                    self.data, split,
+                                    generation if generation is not None else self.generation,
+                                    out_dir if out_dir is not None else self.run_dir,
+                                    show=self.show, wrap=self.wrap)

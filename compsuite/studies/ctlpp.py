@@ -176,7 +176,7 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_generate(a) -> int:
-    from compsuite.data_prep.common.writers import fairseq_subsets
+    from compsuite.toolkits.fairseq.data import fairseq_subsets
     from compsuite.data_prep.ctlpp.generate import SPLITS, generate
     from compsuite.toolkits import write_with_toolkits
 

@@ -195,7 +195,7 @@ class NLI(Study):
         return opts or None
 
     def plan(self, profile: Profile, seeds=None, runs=None) -> list[Unit]:
-        from compsuite.data_prep.common.writers import fairseq_subsets
+        from compsuite.toolkits.fairseq.data import fairseq_subsets
 
         units = []
         for ds in self._datasets(profile):
@@ -257,7 +257,7 @@ class NLI(Study):
         from compsuite.data_prep.nli import corpus
         from compsuite.eval.nli import scores
         from compsuite.eval.nli.predict import predict_split, to_predict
-        from compsuite.eval.translators.base import progress
+        from compsuite.models.protocol import progress
         from compsuite.foundation.manifest import read_manifest
 
         lambdas = [float(v) for v in ctx.profile.settings.lambdas]
@@ -283,7 +283,7 @@ class NLI(Study):
         for kind in ("soswap", "addamod"):
             gold, pred = predicted[f"adv_{kind}"]
             out["adversaries"][kind] = scores.score_adversary(pred, gold)
-        unknown = getattr(clf, "unknown_words", None)
+        unknown = clf.unknown_words
         if unknown is not None:
             out["unknown_words"] = unknown
         ref = ctx.data.root / "reference" / "summary.json"

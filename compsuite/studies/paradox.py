@@ -346,12 +346,12 @@ def cmd_score(a) -> int:
             raise DataError(f"{a.hyps}: {len(hyps)} lines, but {Path(a.tests) / (a.test + '.en')} "
                             f"has {len(inputs)}")
     elif a.fairseq_output:
-        from compsuite.eval.readers.predictions import read_fairseq_hypotheses
+        from compsuite.toolkits.fairseq.predictions import read_fairseq_hypotheses
 
         hyps = read_fairseq_hypotheses(a.fairseq_output, len(inputs))
     elif a.model_cmd:
         from compsuite.commands import load_model_from_options
-        from compsuite.eval.translators.base import translate
+        from compsuite.models.protocol import translate
 
         with load_model_from_options(a) as tr:
             hyps = translate(tr, inputs, f"translate {a.test}", show=True)
@@ -359,7 +359,7 @@ def cmd_score(a) -> int:
         if not a.data and not Path(a.checkpoint).is_dir():   # a folder: a Hugging Face model
             raise ConfigError("--checkpoint needs --data (the model's fairseq-bin folder)")
         from compsuite.commands import engine_settings
-        from compsuite.eval.translators.base import translate
+        from compsuite.models.protocol import translate
         from compsuite.toolkits import load_translator
 
         tr = load_translator(a.checkpoint, a.data, batch_size=a.batch_size, beam=a.beam,

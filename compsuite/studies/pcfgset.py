@@ -407,7 +407,7 @@ def cmd_embeddings(a) -> int:
     from compsuite.eval.pcfgset.evaluations import embedding_distances
 
     with model_in_the_loop(a) as model:
-        if not hasattr(model, "embeddings"):
+        if "embed" not in model.capabilities:
             raise ConfigError(f"{model.name} gives no input embeddings")
         res = embedding_distances(model, next(iter(model_source(a).values())))
     show(res, a.json, ["function", "to its synonym", "to other functions (mean)"],

@@ -192,9 +192,8 @@ class SGET(Study):
         trained = {**(ctx.trained or {}), "checkpoint": sel["checkpoint"]}
         splits = {}
         for split in ("test", "gen"):
-            pred = ctx.backend.predict(trained, ctx.data, split, generation, out_dir,
-                                       show=ctx.show)
-            splits[split] = score_split(split, pred, text, out_dir,
+            pred = ctx.predict(split, trained, generation, out_dir)
+            splits[split] = score_split(split, pred.path, text, out_dir,
                                         gen_info_file=ctx.data.root / "text" / "gen_info.tsv",
                                         cache_dir=ctx.data.root / "partial_cache",
                                         show=ctx.show)
@@ -276,7 +275,7 @@ def cmd_score(a) -> int:
         hyps, origin = read_lines(a.hyps), {"hyps": a.hyps}
     elif a.model_cmd:   # a program: plain English in, plain Japanese out
         from compsuite.commands import load_model_from_options
-        from compsuite.eval.translators.base import translate
+        from compsuite.models.protocol import translate
 
         with load_model_from_options(a) as model:
             hyps = translate(model, [r.english for r in rows], f"translate {a.split}",
@@ -284,7 +283,7 @@ def cmd_score(a) -> int:
         origin = {"command": a.model_cmd}
     else:
         from compsuite.commands import engine_settings
-        from compsuite.eval.translators.base import translate
+        from compsuite.models.protocol import translate
         from compsuite.toolkits import load_translator
 
         if Path(a.checkpoint).is_dir():   # an hf checkpoint: its own tokenizer, plain English

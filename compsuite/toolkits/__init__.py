@@ -1,10 +1,14 @@
 """Toolkit backends, registered by name, and what the rest of the suite asks of them.
 
-Each module of this package other than ``base`` is a backend named like the module
-(``fairseq``, ``onmt``) and exports ``BACKEND``, an instance of
-:class:`~compsuite.toolkits.base.Backend`.  Adding a toolkit is adding a module here;
-a backend defined elsewhere (an in-process one in a study or a test, say) joins with
-:func:`register_backend`.  A study's YAML names a run's toolkit; nothing here names a
+Each package of this package is a toolkit named like the package (``fairseq``,
+``onmt``, ``hf``, ``command``, ``files``), everything of that toolkit in one place (its
+backend, data writer, translator, classifier, checkpoint listing, predictions), and
+exports ``BACKEND``, an instance of :class:`~compsuite.toolkits.base.Backend`.  Adding a
+toolkit is adding a package here (docs/adding_a_toolkit.md); a backend defined
+elsewhere (an in-process one in a study or a test, say) joins with
+:func:`register_backend`.  The modules beside the packages are what toolkits share:
+``base`` (the interface), ``checkpoints`` (which toolkit wrote a checkpoint),
+``writing`` (what the data writers share).  A study's YAML names a run's toolkit; nothing here names a
 study.
 
 This package's face is the toolkits' public entry point: the backends by name
@@ -20,12 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from compsuite.eval.checkpoints import checkpoint_toolkit, existing
-from compsuite.eval.classifiers.base import Classifier
-from compsuite.eval.translators.base import Translator
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import RegistryError
 from compsuite.foundation.names import near
+from compsuite.models.protocol import Model
+from compsuite.toolkits.checkpoints import checkpoint_toolkit, existing
 
 from .base import Backend
 
@@ -34,7 +37,7 @@ _EXTRA: dict[str, Backend] = {}
 
 def _modules() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(__path__)
-                  if m.name != "base" and not m.name.startswith("_"))
+                  if m.ispkg and not m.name.startswith("_"))
 
 
 def backend_names() -> list[str]:
@@ -87,19 +90,19 @@ def load_checkpoint(checkpoint: str | Path, data: str | Path | None = None,
 
 def load_translator(checkpoint: str | Path, data: str | Path | None = None,
                     batch_size: int = 256, max_length: int = 512,
-                    toolkit: str | None = None, beam: int = 1, **engine) -> Translator:
+                    toolkit: str | None = None, beam: int = 1, **engine) -> Model:
     """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
     folder (its dictionaries) for fairseq checkpoints; unused for OpenNMT-py, whose
     checkpoints carry their vocabularies.  ``beam``: 1 (greedy, the default) or the beam
     size.  ``engine``: the decoding engine's settings (``engine``, ``compute_type``,
-    ``device``: see ``compsuite.eval.translators.ct2_backend``)."""
+    ``device``: see :mod:`compsuite.models.ctranslate2`)."""
     return load_checkpoint(checkpoint, data, "translator", toolkit, batch_size=batch_size,
                            max_length=max_length, beam=beam,
                            **{k: v for k, v in engine.items() if v is not None})
 
 
 def load_classifier(checkpoint: str | Path, data: str | Path | None = None,
-                    batch_size: int = 512, toolkit: str | None = None) -> Classifier:
+                    batch_size: int = 512, toolkit: str | None = None) -> Model:
     """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
     folder (its dictionaries) for fairseq checkpoints."""
     return load_checkpoint(checkpoint, data, "classifier", toolkit, batch_size=batch_size)

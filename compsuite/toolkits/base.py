@@ -6,8 +6,11 @@ A backend wraps one toolkit behind the same small interface:
   toolkit's format (in ``Dataset.root / data_folder``);
 * :meth:`Backend.train`: train one run with the toolkit's own loop, on ``threads`` CPU
   threads, resuming an interrupted run; a finished run leaves ``train.json``;
-* :meth:`Backend.predict` / :meth:`Backend.read_predictions`: the toolkit's own
-  prediction command on a split, and the reader for what it writes;
+* :meth:`Backend.predict`: a split's predictions
+  (:class:`~compsuite.models.predictions.Predictions`), by the toolkit's own prediction
+  command, or by CTranslate2 where the decoding settings ask for it and it decodes as
+  the toolkit does (:meth:`Backend.conversion`); what was written is kept for a resumed
+  evaluation;
 * :meth:`Backend.load`: a checkpoint as a translator or classifier (the protocols of
   ``compsuite.eval``), for tests with the model in the loop.
 
@@ -28,6 +31,8 @@ from typing import Any
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open, write_text
+from compsuite.models.decoding import Decoding, decoding
+from compsuite.models.predictions import Predictions, read_plain
 from compsuite.processes import child
 
 
@@ -64,11 +69,8 @@ class Backend:
               show: bool = True) -> dict:
         raise NotImplementedError
 
-    def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
-                run_dir: Path, show: bool = True) -> Path:
-        raise NotImplementedError
-
-    def read_predictions(self, path: Path, data: Dataset, split: str):
+    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+                run_dir: Path, show: bool = True, wrap=None) -> Predictions:
         raise NotImplementedError
 
     def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
@@ -82,21 +84,26 @@ class Backend:
         raise ConfigError(f"the {self.name} backend does not list its epoch checkpoints")
 
     def load(self, checkpoint: str | Path, data: Dataset | None, kind: str = "translator",
-             generation: dict | None = None):
+             generation: Decoding | dict | None = None):
         raise NotImplementedError
 
-    def fast_translator(self, trained: dict, data: Dataset, generation: dict,
-                        folder: Path | None):
-        """CTranslate2's translator of ``trained``'s checkpoint, to predict a split with
-        (``folder``: what its converter reads beside the checkpoint, fairseq's
-        dictionaries); None where CTranslate2 cannot decode it as the toolkit does (a
-        notice said why): the toolkit's own command then predicts."""
-        from compsuite.eval.translators import ct2_backend
+    def conversion(self, data: Dataset | None):
+        """CTranslate2's view of this toolkit's checkpoints (a
+        :class:`compsuite.models.ctranslate2.Conversion`; ``data``: the dataset the model
+        was trained on), or None: CTranslate2 does not decode this toolkit's models."""
+        return None
 
-        return ct2_backend.load(
-            self.name, Path(trained["checkpoint"]), folder, generation,
+    def fast_translator(self, trained: dict, data: Dataset, generation: Decoding | dict):
+        """CTranslate2's translator of ``trained``'s checkpoint, to predict a split with;
+        None where CTranslate2 cannot decode it as the toolkit does (a notice said why):
+        the toolkit's own command then predicts."""
+        from compsuite.models import ctranslate2
+        from compsuite.toolkits.checkpoints import existing
+
+        return ctranslate2.load(
+            self.conversion(data), existing(trained["checkpoint"]), generation,
             lambda: self.load(trained["checkpoint"], data, "translator",
-                              ct2_backend.toolkit_decoding(generation)), fall_back=False)
+                              decoding(generation).toolkit()), fall_back=False)
 
     def _unsupported(self, kind: str):
         return ConfigError(f"the {self.name} backend cannot load a model as a {kind}")
@@ -116,26 +123,22 @@ class TextModelBackend(Backend):
     def epoch_checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
         return []
 
-    def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
-                run_dir: Path, show: bool = True) -> Path:
-        return translate_split(self, trained, data, model_text(data), split, generation,
-                               run_dir, show)
-
-    def read_predictions(self, path: Path, data: Dataset, split: str):
-        from compsuite.eval.readers.predictions import read_plain
-
-        folder = model_text(data)
-        return read_plain(path, folder / f"{split}.tgt", folder / f"{split}.src")
+    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+                run_dir: Path, show: bool = True, wrap=None) -> Predictions:
+        generation = decoding(generation)
+        return predict_split(self, trained, data, model_text(data), split, generation,
+                             run_dir, show, wrap=wrap)
 
 
 def translate_split(backend: Backend, trained: dict, data: Dataset, text: Path, split: str,
-                    generation: dict, run_dir: Path, show: bool = True, model=None,
-                    name: str | None = None) -> Path:
+                    generation: Decoding | dict, run_dir: Path, show: bool = True, model=None,
+                    name: str | None = None, wrap=None) -> Path:
     """``run_dir/pred-{split}.txt`` (or ``name``): the backend's translator (or
-    ``model``, loaded already) on ``text/{split}.src``, one output per line (kept: a
-    resumed evaluation reads it back)."""
-    from compsuite.eval.translators.base import closing, name_inputs, translate
+    ``model``, loaded already; ``wrap``: what it is wrapped in first, see
+    :attr:`compsuite.studies.base.Context.wrap`) on ``text/{split}.src``, one output per
+    line (kept: a resumed evaluation reads it back)."""
     from compsuite.foundation.io import read_lines
+    from compsuite.models.protocol import closing, name_inputs, translate
 
     out = Path(run_dir) / (name or f"pred-{split}.txt")
     if out.is_file():
@@ -143,12 +146,23 @@ def translate_split(backend: Backend, trained: dict, data: Dataset, text: Path, 
     sources = read_lines(Path(text) / f"{split}.src")
     if model is None:
         model = backend.load(trained["checkpoint"], data, "translator", generation)
+    if wrap is not None:
+        model = wrap(model)
     with closing(model):
         name_inputs(model, split)
         hyps = translate(model, sources, f"translate {split}", show=show)
     with atomic_open(out) as fh:
         fh.writelines(h.replace("\n", " ") + "\n" for h in hyps)   # one line each
     return out
+
+
+def predict_split(backend: Backend, trained: dict, data: Dataset, text: Path, split: str,
+                  generation: Decoding | dict, run_dir: Path, show: bool = True, model=None,
+                  name: str | None = None, fmt: str = "plain", wrap=None) -> Predictions:
+    """:func:`translate_split`'s outputs beside ``text/{split}.tgt`` and ``.src``."""
+    out = translate_split(backend, trained, data, text, split, generation, run_dir, show,
+                          model, name, wrap)
+    return read_plain(out, Path(text) / f"{split}.tgt", Path(text) / f"{split}.src", fmt)
 
 
 def model_text(data: Dataset) -> Path:

@@ -34,6 +34,7 @@ import numpy as np
 
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import atomic_open
+from compsuite.models.protocol import ModelBase
 
 LABELS = ("entailment", "neutral", "contradiction")
 #: PTB tag prefixes of the content words the features keep (NN*, VB*, JJ*, RB*)
@@ -137,7 +138,7 @@ def _one_blas_thread():
     return threadpool_limits(limits=1, user_api="blas")
 
 
-class LexicalClassifier:
+class LexicalClassifier(ModelBase):
     """The softmax-regression BoW model of section 5.2 (scikit-learn
     ``LogisticRegression``, lbfgs, multinomial, L2).
 
@@ -150,6 +151,8 @@ class LexicalClassifier:
     ``predict``; ``calls`` counts the successful ``predict`` and ``predict_proba``
     calls); deterministic given ``seed``.
     """
+
+    capabilities = frozenset({"classify"})
 
     def __init__(self, C: float | None = None, *, grid: Sequence[float] = C_GRID,
                  seed: int = 0, max_iter: int = 1000, tol: float = 1e-4,
@@ -251,7 +254,7 @@ class LexicalClassifier:
         self.calls += 1
         return proba
 
-    def predict(self, inputs: Sequence) -> list[str]:
+    def classify(self, inputs: Sequence) -> list[str]:
         """The most probable label of each input (ties: the first in :data:`LABELS`)."""
         proba = self._proba(inputs)
         self.calls += 1

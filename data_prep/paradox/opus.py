@@ -49,6 +49,7 @@ from pathlib import Path
 from compsuite.foundation.errors import DataError
 from compsuite.foundation.io import aligned_pairs, atomic_open, iter_text, read_lines, write_lines
 from compsuite.foundation.manifest import is_complete, write_manifest
+from compsuite.models.protocol import Model, ModelBase
 
 GENERATOR = "paradox.opus"
 VERSION = "2"      # 2: tokenizer.perl's defaults (no -a, no normalisation); shared BPE codes
@@ -122,23 +123,25 @@ class Codec:
         return [detok.detokenize((x + " ").replace(sep, "").split()) for x in lines]
 
 
-class CodecTranslator:
+class CodecTranslator(ModelBase):
     """A translator of plain sentences over one that reads and writes the encoded
-    form (the translator protocol: ``translate``, ``calls``, ``batches``)."""
+    form (the model protocol's ``translate``)."""
 
-    def __init__(self, inner, codec: Codec):
+    capabilities = frozenset({"translate"})
+
+    def __init__(self, inner: Model, codec: Codec):
         self.inner, self.codec = inner, codec
-        self.name = f"{getattr(inner, 'name', 'translator')}+moses-bpe"
+        self.name = f"{inner.name}+moses-bpe"
         self.calls = 0
 
     @property
     def batches(self) -> int:
-        return getattr(self.inner, "batches", 0)
+        return self.inner.batches
 
     @property
     def progress(self):
         """The inner translator's (its batches move a bar: one sentence, one line)."""
-        return getattr(self.inner, "progress", None)
+        return self.inner.progress
 
     @progress.setter
     def progress(self, value) -> None:
@@ -147,6 +150,9 @@ class CodecTranslator:
     def translate(self, sources: list[str]) -> list[str]:
         self.calls += 1
         return self.codec.decode(self.inner.translate(self.codec.encode(list(sources))))
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 # ----------------------------------------------------------------------------- workers

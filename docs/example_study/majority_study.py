@@ -97,7 +97,7 @@ class Majority(Study):
         from compsuite.eval.metrics.accuracy import accuracy_with_breakdown
 
         src, tgt = read_aligned(ctx.data.raw / "test.src", ctx.data.raw / "test.tgt")
-        predictions = ctx.load(kind="classifier").predict(src)
+        predictions = ctx.load(kind="classifier").classify(src)
         return accuracy_with_breakdown(predictions, tgt, {"label": tgt}).as_dict()
 
     def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:

@@ -10,11 +10,14 @@ from typing import Sequence
 
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.io import atomic_open, read_aligned, read_lines, write_lines
+from compsuite.models.protocol import ModelBase
 from compsuite.toolkits.base import Backend, begin_run, config_hash, finish_run, merge
 
 
-class BowClassifier:
+class BowClassifier(ModelBase):
     """The classifier protocol over a pickled (vectoriser, model) pair."""
+
+    capabilities = frozenset({"classify"})
 
     def __init__(self, checkpoint: str | Path):
         with open(checkpoint, "rb") as fh:
@@ -22,7 +25,7 @@ class BowClassifier:
         self.name = f"sklearn_bow:{checkpoint}"
         self.calls = 0
 
-    def predict(self, inputs: Sequence[str]) -> list[str]:
+    def classify(self, inputs: Sequence[str]) -> list[str]:
         self.calls += 1
         return [str(y) for y in self.model.predict(self.vectoriser.transform(inputs))]
 
@@ -61,17 +64,14 @@ class BowBackend(Backend):
                                     "wall_s": round(time.time() - start, 2)})
 
     def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
-                run_dir: Path, show: bool = True) -> Path:
+                run_dir: Path, show: bool = True, wrap=None):
+        from compsuite.models.predictions import read_plain
+
         out = run_dir / f"pred-{split}.txt"
         if not out.is_file():
             clf = self.load(trained["checkpoint"], data, "classifier")
-            write_lines(out, clf.predict(read_lines(data.raw / f"{split}.src")))
-        return out
-
-    def read_predictions(self, path: Path, data: Dataset, split: str):
-        from compsuite.eval.readers.predictions import read_plain
-
-        return read_plain(path, data.raw / f"{split}.tgt", data.raw / f"{split}.src")
+            write_lines(out, clf.classify(read_lines(data.raw / f"{split}.src")))
+        return read_plain(out, data.raw / f"{split}.tgt", data.raw / f"{split}.src")
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "classifier",
              generation: dict | None = None):

@@ -1,7 +1,7 @@
 """CTL++ evaluation (Csordás et al. 2022): accuracy on the IID and OOD tests, the
 representation analysis of section 4.1 and the compatibility matrix of figure 6.
 
-Everything goes through the classifier protocol (:mod:`compsuite.eval.classifiers`):
+Everything goes through the classifier protocol (:mod:`compsuite.models`):
 a checkpoint that maps lists of input strings to predicted symbols, and to the
 representation below the classifier.  The metrics themselves are pure functions over
 lists of strings; the figures are drawn by :mod:`compsuite.eval.ctlpp.plots` and
@@ -30,7 +30,7 @@ def analyse(clf, raw, analyses: bool = True) -> dict:
     compatibility matrix and the representation similarities (None in place of those
     when the model has no representations to give: answers read from files, a program
     that does not answer ``features``)."""
-    from compsuite.eval.translators.base import Unavailable, name_inputs
+    from compsuite.models.protocol import Unavailable, name_inputs, require
     from compsuite.foundation.io import read_aligned
     from compsuite.foundation.manifest import read_manifest
 
@@ -38,7 +38,7 @@ def analyse(clf, raw, analyses: bool = True) -> dict:
     for split in ("test_iid", "test_ood"):
         src, tgt = read_aligned(raw / f"{split}.src", raw / f"{split}.tgt")
         name_inputs(clf, split)
-        out[split] = accuracy_by_length(src, clf.predict(src), tgt)
+        out[split] = accuracy_by_length(src, clf.classify(src), tgt)
     if analyses:
         m = read_manifest(raw)
         if m is None:
@@ -51,6 +51,8 @@ def analyse(clf, raw, analyses: bool = True) -> dict:
                                                     m["groups"])
         name_inputs(clf, "representations (section 4.1)")
         try:
+            require(clf, "features", "representations (section 4.1)",
+                    "it compares the model's representations")
             out["representations"] = representation_similarity(clf, m["functions"],
                                                                m["symbols"], m["groups"])
         except Unavailable as e:   # answers from files, a program without `features`
@@ -87,7 +89,7 @@ def compatibility_matrix(classifier, functions: dict[str, list[str]], symbols: l
                 inputs.append(f"{g} {f} {x}")
                 targets.append(functions[g][symbols.index(mid)])
                 cells.append((group_of[f], group_of[g]))
-    preds = classifier.predict(inputs)
+    preds = classifier.classify(inputs)
     by = accuracy_by(preds, targets, [f"{a}->{b}" for a, b in cells])
     names = list(groups)
     return {"groups": names,

@@ -50,17 +50,17 @@ def predict_split(clf, raw: Path, split: str, run_dir: Path) -> tuple[list[str],
     from compsuite.foundation.io import atomic_open
 
     path = run_dir / f"predictions-{split}.tsv"
-    inputs = getattr(clf, "pair_inputs", ())
+    inputs = clf.pair_inputs
     if path.is_file():
         cols = read_split(raw, split)
         pred = align(cols["pairid"], read_predictions(path), str(path))
     else:
         names = [k for k in input_streams(inputs) if (raw / f"{split}.{k}").is_file()]
         cols = read_split(raw, split, extra=names)   # a missing one: pairs_of says so
-        from compsuite.eval.translators.base import name_inputs
+        from compsuite.models.protocol import name_inputs
 
         name_inputs(clf, split)
-        pred = clf.predict(pairs_of(raw, split, cols, inputs))
+        pred = clf.classify(pairs_of(raw, split, cols, inputs))
         with atomic_open(path) as fh:
             fh.writelines(f"{i}\t{p}\n" for i, p in zip(cols["pairid"], pred))
     return cols["label"], pred

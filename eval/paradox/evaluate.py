@@ -56,7 +56,7 @@ def translate_cached(translator, inputs: list[str], path: Path) -> list[str]:
     evaluation does not translate again."""
     from compsuite.foundation.io import write_lines
 
-    from compsuite.eval.translators.base import name_inputs
+    from compsuite.models.protocol import name_inputs
 
     hyps = stored(inputs, path)
     if hyps is None:
@@ -71,7 +71,7 @@ def flores_bleu(translator, folder: Path, out_dir: Path, show: bool = False) -> 
     bar over the sentences translated."""
     import sacrebleu
 
-    from compsuite.eval.translators.base import progress
+    from compsuite.models.protocol import progress
     from compsuite.foundation.io import read_lines
 
     sources, refs = read_lines(folder / "devtest.en"), read_lines(folder / "devtest.nl")
@@ -90,7 +90,7 @@ def consistency(translator, tests_dir: Path, out_dir: Path, synonym_forms: dict,
                 show: bool = False) -> dict:
     """Each consistency test scored on the model's translations (``final-<test>.nl``);
     ``show``: one bar over the sentences of the tests still to translate."""
-    from compsuite.eval.translators.base import progress
+    from compsuite.models.protocol import progress
 
     tests = {test: read_test(tests_dir, test) for test in CONSISTENCY_TESTS}
     hyps_of = {test: stored(inputs, out_dir / f"final-{test}.nl")

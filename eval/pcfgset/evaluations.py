@@ -56,14 +56,11 @@ def structure_features(sources: list[str]) -> dict[str, list]:
 def task_accuracy(ctx: "Context", split: str = "test") -> dict:
     """The run's predictions on ``split`` with the toolkit's own command
     (fairseq-generate, onmt_translate), scored with the breakdown of Figure 7."""
-    backend = ctx.backend
-    path = backend.predict(ctx.trained, ctx.data, split, ctx.generation, ctx.run_dir,
-                           show=ctx.show)
-    preds = backend.read_predictions(path, ctx.data, split)
+    preds = ctx.predict(split)
     features = structure_features(preds.sources) if preds.sources is not None else None
     res = accuracy_with_breakdown(preds.hypotheses, preds.references, features)
     return {"split": split, **res.as_dict(), "predictions": preds.origin,
-            "predictions_sha256": sha256_file(path)}
+            "predictions_sha256": sha256_file(preds.path)}
 
 
 def embedding_distances(translator, checkpoint: str) -> dict:
@@ -73,7 +70,7 @@ def embedding_distances(translator, checkpoint: str) -> dict:
 
     from compsuite.eval.metrics.embedding_distance import synonym_distances
 
-    vecs = translator.embeddings(list(FUNCTIONS) + [f + TWIN_SUFFIX for f in SUBSTITUTED])
+    vecs = translator.embed(list(FUNCTIONS) + [f + TWIN_SUFFIX for f in SUBSTITUTED])
     return {"distances": synonym_distances(vecs, FUNCTIONS, SUBSTITUTED),
             "signature": EMBEDDING_SIGNATURE, "checkpoint": str(checkpoint)}
 
@@ -81,7 +78,7 @@ def embedding_distances(translator, checkpoint: str) -> dict:
 def translated(ctx: "Context", translator, sources: list[str], what: str) -> list[str]:
     """``translator.translate(sources)`` with a bar over the sentences (when the run
     shows progress) named after ``what`` and the unit."""
-    from compsuite.eval.translators.base import translate
+    from compsuite.models.protocol import translate
 
     return translate(translator, sources, f"{what} [{ctx.unit.path}]", ctx.show)
 
@@ -118,7 +115,7 @@ def accuracy(ctx: "Context", spec: TestEntry) -> dict:
 @evaluation("consistency")
 def substitutivity(ctx: "Context", spec: TestEntry) -> dict:
     from compsuite.eval.metrics.consistency import consistency
-    from compsuite.eval.translators.base import name_inputs, progress
+    from compsuite.models.protocol import name_inputs, progress
 
     raw = ctx.data.raw
     srcs, refs, cats = read_aligned(raw / "test.src", raw / "test.tgt", raw / "test.category")
@@ -139,13 +136,12 @@ def substitutivity(ctx: "Context", spec: TestEntry) -> dict:
 def distances_or_reason(translator, checkpoint: str) -> dict:
     """:func:`embedding_distances`, or why the model gives no embeddings (answers read
     from files; a program that does not answer ``embed``; a model without them)."""
-    from compsuite.eval.translators.base import Unavailable, name_inputs
+    from compsuite.models.protocol import Unavailable, name_inputs, require
 
-    if not hasattr(translator, "embeddings"):
-        return {"unavailable": f"{getattr(translator, 'name', 'the model')} gives no "
-                               "input embeddings"}
     name_inputs(translator, "embedding distances (Table 5)")
     try:
+        require(translator, "embed", "embedding distances (Table 5)",
+                "it reads the model's embeddings")
         return embedding_distances(translator, checkpoint)
     except Unavailable as e:
         return {"unavailable": str(e)}
@@ -153,7 +149,7 @@ def distances_or_reason(translator, checkpoint: str) -> dict:
 
 @evaluation("localism")
 def localism(ctx: "Context", spec: TestEntry) -> dict:
-    from compsuite.eval.translators.base import require_model
+    from compsuite.models.protocol import require_model
 
     from . import localism as loc
 
@@ -185,7 +181,7 @@ def overgeneralisation(ctx: "Context", spec: TestEntry) -> dict:
 
 @evaluation("per_function")
 def per_function(ctx: "Context", spec: TestEntry) -> dict:
-    from compsuite.eval.translators.base import name_inputs, progress
+    from compsuite.models.protocol import name_inputs, progress
 
     tr = ctx.load()
     raw = ctx.data.raw

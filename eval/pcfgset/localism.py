@@ -81,7 +81,7 @@ def _fill(src: str, outputs: dict[int, str]) -> str:
 def run(translator, samples: list[Sample], desc: str = "localism", show: bool = False) -> dict:
     """Batched by level.  Returns per-sample traces and the scores.  ``show``: one bar
     (``desc``) over every line translated, whole and unrolled."""
-    from compsuite.eval.translators.base import progress
+    from compsuite.models.protocol import progress
 
     with progress(translator, sum(1 + len(s.steps) for s in samples), desc, show):
         whole, outputs, filled = _translate_levels(translator, samples)

@@ -43,7 +43,7 @@ def select_checkpoint(backend, run_dir: Path, data, generation: dict, dev_refs: 
         folder = run_dir / "selection" / f"step{step}"
         pred = backend.predict({"checkpoint": str(path)}, data, "valid", generation, folder,
                                show=False)
-        scores[str(step)] = _dev_exact_match(pred, refs)
+        scores[str(step)] = _dev_exact_match(pred.path, refs)
         with atomic_open(store) as fh:
             json.dump({"metric": METRIC, "by_step": scores}, fh, indent=2)
     by_step = {str(s): scores[str(s)] for s in sorted(map(int, scores))}
@@ -52,11 +52,11 @@ def select_checkpoint(backend, run_dir: Path, data, generation: dict, dev_refs: 
         raise DataError(f"{run_dir}: the selected checkpoint (step {best}) was deleted; "
                         "delete selection.json and retrain to select again")
     if keep == "best":
-        from compsuite.eval.checkpoints import remove_checkpoint
+        from compsuite.foundation.io import remove_path
 
         for s, p in present.items():
             if s != best:
-                remove_checkpoint(p)
+                remove_path(p)
     return {"metric": METRIC, "by_step": by_step, "best_step": int(best),
             "best_score": by_step[best], "checkpoint": str(present[best]),
             "n_dev": len(refs), "kept": keep}

@@ -41,7 +41,7 @@ the checkpoint and does not need the file.
 
 ``--pair-inputs pos,tree,chars`` (any of them; none by default): per-word inputs of the
 tree and feature-based models (S-TLSTM, G-TLSTM, DIIN), binarised beside the words from
-``{split}.premise_F`` / ``{split}.hypothesis_F`` (``data_prep/common/writers.py``'s
+``{split}.premise_F`` / ``{split}.hypothesis_F`` (``compsuite/toolkits/fairseq/data.py``'s
 ``write_fairseq_pairs``; ``dict.premise_F.txt``).  They are checked when a split is
 loaded: a ``pos`` line has one tag per word, a ``tree`` line is shift (``S``) and
 reduce (``R``) transitions building one binary tree over the words, a ``chars`` line
@@ -66,7 +66,7 @@ loaded is refused when it is built (a ValueError naming ``--pair-inputs``).  Wit
 permutation); the tree is kept as it is: a word-shuffled sentence has no parse, so
 its leaves are then the shuffled words in the original tree's shape.
 ``encode_pairs`` takes the inputs as raw lines beside each pair (the classifier of
-``compsuite/eval/classifiers/fairseq_backend.py`` reads them from the raw streams).
+``compsuite/toolkits/fairseq/classifier.py`` reads them from the raw streams).
 """
 
 import logging

@@ -12,13 +12,16 @@ from pathlib import Path
 from typing import Sequence
 
 from compsuite.foundation.errors import DataError
+from compsuite.models.protocol import ModelBase
 
 
-class FairseqClassifier:
+class FairseqClassifier(ModelBase):
+    capabilities = frozenset({"classify", "features"})
+
     def __init__(self, checkpoint: str | Path, data: str | Path, batch_size: int = 512):
         import torch
 
-        from compsuite.eval.checkpoints import load_fairseq
+        from compsuite.toolkits.fairseq.checkpoints import load_fairseq
 
         models, _cfg, task = load_fairseq(checkpoint, data)
         self.model = models[0].eval()
@@ -29,7 +32,7 @@ class FairseqClassifier:
         self.calls = 0
         self.unknown_words = 0
         #: None, or a callable told how many inputs each batch classified (a bar's update:
-        #: :func:`compsuite.eval.translators.base.progress`)
+        #: :func:`compsuite.models.protocol.progress`)
         self.progress = None
 
     @property
@@ -96,7 +99,7 @@ class FairseqClassifier:
         if self.progress is not None:
             self.progress(n)
 
-    def predict(self, inputs: Sequence) -> list[str]:
+    def classify(self, inputs: Sequence) -> list[str]:
         names = self.task.class_names()
         if self.pairs:
             proba = self.predict_proba(inputs)

@@ -1,121 +1,26 @@
-"""The two toolkit writers: every study's raw ``{split}.{src,tgt}`` text goes through
-these, so what differs between fairseq and OpenNMT-py lives here only.
-
-* :func:`write_fairseq` binarises with fairseq's own ``fairseq-preprocess``;
-* :func:`write_onmt` writes OpenNMT-py's text corpus and vocabularies with
-  OpenNMT-py's own ``onmt_build_vocab``.
-
-Both first check that the evaluation splits use no token absent from training
-(a clear error naming file, line and token; ``allow_unknown`` to accept them, as
-some generalisation tests deliberately do), both write into a temporary folder and
-move it into place, and both leave a manifest.
+"""fairseq's data writer: a dataset's raw text binarised with fairseq's own
+``fairseq-preprocess`` (:func:`write_fairseq`), and sentence pairs with their features
+(:func:`write_fairseq_pairs`).
 """
 from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Sequence
 
-from compsuite.foundation.errors import DataError, ToolkitError
-from compsuite.foundation.io import atomic_open, iter_lines
-from compsuite.foundation.manifest import is_complete, write_manifest
-from compsuite.processes import run
+from compsuite.foundation.errors import DataError
+from compsuite.foundation.io import atomic_open
+from compsuite.foundation.manifest import is_complete
+from compsuite.toolkits.writing import SPLITS, begin_writing, complete_writing, run_logged, toolkit_command
 
-SPLITS = ("train", "valid", "test")
-
-
-def toolkit_command(name: str) -> list[str]:
-    """A toolkit console script from the running environment (beside ``sys.executable``)."""
-    local = Path(sys.executable).with_name(name)
-    if local.exists():
-        return [str(local)]
-    found = shutil.which(name)
-    if not found:
-        raise ToolkitError(f"'{name}' not found; run scripts/setup_env.sh first")
-    return [found]
-
-
-def run_logged(cmd: Sequence[str], log: Path, what: str, cwd: Path | None = None) -> None:
-    """Run a toolkit command, its output into ``log``; on failure show the log's tail."""
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "w", encoding="utf-8") as fh:
-        rc = run(list(cmd), stdout=fh, stderr=subprocess.STDOUT, cwd=cwd)
-    if rc != 0:
-        tail = "".join(log.read_text(encoding="utf-8", errors="replace").splitlines(True)[-15:])
-        raise ToolkitError(f"{what} failed (exit {rc}); log {log}:\n{tail}")
-
-
-def vocabulary(path: Path) -> set[str]:
-    vocab: set[str] = set()
-    for line in iter_lines(path):
-        vocab.update(line.split())
-    return vocab
-
-
-def check_known_tokens(raw_dir: Path, splits: Sequence[str], sides=("src", "tgt")) -> dict:
-    """Raise :class:`DataError` at the first token of a non-training split that never
-    occurs in training (per side).  Returns the vocabulary sizes."""
-    sizes = {}
-    for side in sides:
-        vocab = vocabulary(raw_dir / f"train.{side}")
-        sizes[side] = len(vocab)
-        for split in splits:
-            if split == "train":
-                continue
-            path = raw_dir / f"{split}.{side}"
-            for lineno, line in enumerate(iter_lines(path), start=1):
-                for tok in line.split():
-                    if tok not in vocab:
-                        raise DataError(
-                            f"{path}: line {lineno}: token {tok!r} never occurs in "
-                            f"{raw_dir / f'train.{side}'} (pass allow_unknown to accept)"
-                        )
-    return sizes
-
-
-def check_aligned(raw_dir: Path, splits: Sequence[str]) -> dict[str, int]:
-    counts = {}
-    for split in splits:
-        n_src = sum(1 for _ in iter_lines(raw_dir / f"{split}.src"))
-        n_tgt = sum(1 for _ in iter_lines(raw_dir / f"{split}.tgt"))
-        if n_src != n_tgt:
-            raise DataError(f"{raw_dir / f'{split}.src'} has {n_src} lines but "
-                            f"{raw_dir / f'{split}.tgt'} has {n_tgt}")
-        if n_src == 0:
-            raise DataError(f"{raw_dir / f'{split}.src'} is empty")
-        counts[split] = n_src
-    return counts
-
-
-def _begin(raw_dir: Path, out_dir: Path, writer: str, args: dict, splits: Sequence[str],
-           allow_unknown: bool) -> tuple[dict, Path] | None:
-    """None when ``out_dir`` already holds this output (by manifest); otherwise check
-    the input and return (line counts, a fresh temporary folder beside ``out_dir``)."""
-    if is_complete(out_dir, writer, args):
-        return None
-    counts = check_aligned(raw_dir, splits)
-    if not allow_unknown:
-        check_known_tokens(raw_dir, splits)
-    tmp = out_dir.with_name(out_dir.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    return counts, tmp
-
-
-def _complete(tmp: Path, out_dir: Path, writer: str, args: dict, counts: dict,
-              packages: Sequence[str], extra: dict | None = None) -> dict:
-    """Move the finished temporary folder into place and write its manifest."""
-    files = sorted(p.name for p in tmp.iterdir() if p.is_file())
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    tmp.rename(out_dir)
-    return write_manifest(out_dir, generator=writer, generator_version="1", seed=None,
-                          args=args, files=files, counts=counts, packages=packages,
-                          extra=extra)
+PAIR_SIDES = ("premise", "hypothesis", "label")
+#: per-word streams a sentence pair may carry beside its words
+#: (``{split}.premise_<F>``, ``{split}.hypothesis_<F>``; fairseq_plugins/doc.md)
+PAIR_FEATURES = ("pos", "tree", "chars")
+#: a ``chars`` line's word separator; ``tree`` lines' shift and reduce
+WORD_SEP, SHIFT, REDUCE = "<w>", "S", "R"
 
 
 def write_fairseq(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] = SPLITS,
@@ -128,7 +33,7 @@ def write_fairseq(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str
             "source_lang": "src", "target_lang": "tgt"}
     if joined_dictionary:   # only when set: earlier manifests stay complete
         args["joined_dictionary"] = True
-    begun = _begin(raw_dir, out_dir, "fairseq-preprocess", args, splits, allow_unknown)
+    begun = begin_writing(raw_dir, out_dir, "fairseq-preprocess", args, splits, allow_unknown)
     if begun is None:
         return {"skipped": True}
     counts, tmp = begun
@@ -143,8 +48,9 @@ def write_fairseq(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str
     if subsets:
         cmd += ["--testpref", ",".join(str(raw_dir / s) for s in subsets)]
     run_logged(cmd, tmp / "preprocess.log", "fairseq-preprocess")
-    return _complete(tmp, out_dir, "fairseq-preprocess", args, counts,
+    return complete_writing(tmp, out_dir, "fairseq-preprocess", args, counts,
                      ("compsuite", "fairseq-fixed", "torch"), {"fairseq_subsets": subsets})
+
 
 
 def fairseq_subsets(splits: Sequence[str]) -> dict[str, str]:
@@ -154,13 +60,6 @@ def fairseq_subsets(splits: Sequence[str]) -> dict[str, str]:
     tests.sort(key=lambda s: s != "test")  # 'test' keeps its name when present
     return {s: "test" if i == 0 else f"test{i}" for i, s in enumerate(tests)}
 
-
-PAIR_SIDES = ("premise", "hypothesis", "label")
-#: per-word streams a sentence pair may carry beside its words
-#: (``{split}.premise_<F>``, ``{split}.hypothesis_<F>``; fairseq_plugins/doc.md)
-PAIR_FEATURES = ("pos", "tree", "chars")
-#: a ``chars`` line's word separator; ``tree`` lines' shift and reduce
-WORD_SEP, SHIFT, REDUCE = "<w>", "S", "R"
 
 
 def pair_features(raw_dir: Path, splits: Sequence[str]) -> tuple[list[str], dict]:
@@ -175,6 +74,7 @@ def pair_features(raw_dir: Path, splits: Sequence[str]) -> tuple[list[str], dict
         elif len(missing) < len(splits):
             partial[f] = missing
     return present, partial
+
 
 
 def feature_words(feature: str, tokens: list[str]) -> int:
@@ -200,6 +100,7 @@ def feature_words(feature: str, tokens: list[str]) -> int:
     return len(tokens)
 
 
+
 def check_features(raw_dir: Path, split: str, words: dict[str, list[str]],
                    features: Sequence[str]) -> None:
     """Each per-word stream of ``split`` has one line per pair, covering as many words
@@ -219,6 +120,7 @@ def check_features(raw_dir: Path, split: str, words: dict[str, list[str]],
                 if n != len(sentence.split()):
                     raise DataError(f"{path}:{i}: {n} words, {raw_dir / f'{split}.{side}'}:"
                                     f"{i} has {len(sentence.split())}")
+
 
 
 def check_pairs(raw_dir: Path, splits: Sequence[str],
@@ -257,6 +159,7 @@ def check_pairs(raw_dir: Path, splits: Sequence[str],
         check_features(raw_dir, split, cols, features)
         counts[split] = n
     return counts
+
 
 
 def write_fairseq_pairs(raw_dir: str | Path, out_dir: str | Path,
@@ -307,43 +210,12 @@ def write_fairseq_pairs(raw_dir: str | Path, out_dir: str | Path,
     # one process for all the calls: each would otherwise spend seconds importing fairseq
     with atomic_open(tmp / "preprocess-calls.json") as fh:
         json.dump(calls, fh, indent=1)
-    run_logged([sys.executable, "-m", "compsuite.data_prep.common.fairseq_preprocess_many",
+    run_logged([sys.executable, "-m", "compsuite.toolkits.fairseq.preprocess_many",
                 str(tmp / "preprocess-calls.json")], tmp / "preprocess-all.log",
                "fairseq-preprocess (sentences, labels"
                + "".join(f", {f}" for f in features) + ")")
-    return _complete(tmp, out_dir, "fairseq-preprocess", args, counts,
+    return complete_writing(tmp, out_dir, "fairseq-preprocess", args, counts,
                      ("compsuite", "fairseq-fixed", "torch"),
                      {"fairseq_subsets": subsets, "classes": classes,
                       "pair_features": features, "pair_features_partial": partial})
 
-
-def write_onmt(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] = SPLITS,
-               allow_unknown: bool = False) -> dict:
-    """Copy the text corpus into ``out_dir`` and build ``src.vocab``/``tgt.vocab`` there
-    with onmt_build_vocab over the training split."""
-    raw_dir, out_dir = Path(raw_dir), Path(out_dir)
-    args = {"raw_dir": str(raw_dir), "splits": list(splits), "allow_unknown": allow_unknown}
-    begun = _begin(raw_dir, out_dir, "onmt_build_vocab", args, splits, allow_unknown)
-    if begun is None:
-        return {"skipped": True}
-    counts, tmp = begun
-    for split in splits:
-        for side in ("src", "tgt"):
-            shutil.copyfile(raw_dir / f"{split}.{side}", tmp / f"{split}.{side}")
-    config = tmp / "build_vocab.yaml"
-    with atomic_open(config) as fh:
-        # Paths are relative to the folder, so the folder can be moved as a whole.
-        fh.write(
-            "# onmt_build_vocab -config build_vocab.yaml (run from this folder)\n"
-            "save_data: samples\nsrc_vocab: src.vocab\ntgt_vocab: tgt.vocab\n"
-            "n_sample: -1\noverwrite: true\n"
-            "data:\n  corpus_1:\n    path_src: train.src\n    path_tgt: train.tgt\n"
-        )
-    cmd = toolkit_command("onmt_build_vocab") + ["-config", "build_vocab.yaml"]
-    log = tmp / "build_vocab.log"
-    run_logged(cmd, log, "onmt_build_vocab", cwd=tmp)
-    for name in ("src.vocab", "tgt.vocab"):
-        if not (tmp / name).is_file() or (tmp / name).stat().st_size == 0:
-            raise ToolkitError(f"onmt_build_vocab wrote no {name}; see {log}")
-    return _complete(tmp, out_dir, "onmt_build_vocab", args, counts,
-                     ("compsuite", "OpenNMT-py", "torch"))

@@ -40,11 +40,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Sequence
 
-from compsuite.eval.translators.base import Unavailable
 from compsuite.foundation.errors import UserError
-
-#: the tasks of the protocol
-TASKS = ("translate", "classify", "features", "embed")
+from compsuite.models.protocol import TASKS, ModelBase, Unavailable
 
 
 class CommandError(UserError, RuntimeError):
@@ -56,7 +53,7 @@ class CommandRefused(CommandError, Unavailable):
     analysis that needs ``embed`` or ``features`` is then left out, with the reason)."""
 
 
-class CommandModel:
+class CommandModel(ModelBase):
     """A program speaking the protocol, as a translator and a classifier.
 
     ``command``: the program and its arguments (a string is split like a shell line);
@@ -64,6 +61,9 @@ class CommandModel:
     (None: no limit); ``env``: variables added to the program's environment (the
     suite's runs set ``COMPSUITE_DATA``, the dataset's raw folder); ``cwd``: its
     working folder."""
+
+    #: a program may answer every task of the protocol (or refuse one: Unavailable)
+    capabilities = frozenset(TASKS)
 
     def __init__(self, command: str | Sequence[str], batch_size: int = 64,
                  timeout: float | None = 600.0, env: dict[str, str] | None = None,
@@ -94,7 +94,7 @@ class CommandModel:
         self.calls += 1
         return [self._text(o, "translate") for o in self._run("translate", list(sources))]
 
-    def predict(self, inputs: Sequence) -> list[str]:
+    def classify(self, inputs: Sequence) -> list[str]:
         """The class of each input (a string, or a (premise, hypothesis) pair)."""
         self.calls += 1
         return [self._text(o, "classify") for o in self._run("classify", _pairs(inputs))]
@@ -107,7 +107,7 @@ class CommandModel:
         return torch.tensor(self._vectors(vectors, "features", allow_null=False),
                             dtype=torch.float32)
 
-    def embeddings(self, tokens: list[str]) -> dict[str, list[float]]:
+    def embed(self, tokens: list[str]) -> dict[str, list[float]]:
         """The program's vector of each token it knows (null: a token it does not)."""
         vectors = self._vectors(self._run("embed", list(tokens)), "embed", allow_null=True)
         return {t: v for t, v in zip(tokens, vectors) if v is not None}

@@ -32,17 +32,18 @@ import shlex
 import time
 from pathlib import Path
 
-from compsuite.data_prep.common.writers import (fairseq_subsets, toolkit_command, write_fairseq,
-                                                write_fairseq_pairs)
+from compsuite.devices import cuda_available
 from compsuite.foundation.checkout import ROOT
+from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open
+from compsuite.models.decoding import Decoding, decoding
 from compsuite.processes import set_aside_incomplete
-
-from compsuite.devices import cuda_available
-from compsuite.foundation.dataset import Dataset
-from .base import (Backend, begin_run, config_hash, finish_run, merge, run_to_file,
-                   run_with_progress, thread_env, to_cli)
+from compsuite.toolkits.base import (Backend, begin_run, config_hash, finish_run, merge,
+                                     run_to_file, run_with_progress, thread_env, to_cli,
+                                     translate_split)
+from compsuite.toolkits.fairseq.data import fairseq_subsets, write_fairseq, write_fairseq_pairs
+from compsuite.toolkits.writing import toolkit_command
 
 USER_DIR = ROOT / "fairseq_plugins"
 
@@ -148,25 +149,32 @@ class FairseqBackend(Backend):
                                     "config_hash": h, "args": args,
                                     "wall_s": round(time.time() - start, 1), "threads": threads})
 
-    def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
-                run_dir: Path, show: bool = True) -> Path:
-        from compsuite.eval.translators.ct2_backend import engine_of
+    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+                run_dir: Path, show: bool = True, wrap=None):
+        generation = decoding(generation)
+        from compsuite.toolkits.fairseq.predictions import read_fairseq_generate
 
-        if engine_of(generation).fast:
-            out = self.predict_fast(trained, data, split, generation, run_dir, show)
-            if out is not None:
-                return out
+        if generation.fast:
+            preds = self.predict_fast(trained, data, split, generation, run_dir, show, wrap)
+            if preds is not None:
+                return preds
         out = run_dir / f"generate-{split}.txt"
-        if out.is_file():
-            return out
+        if not out.is_file():
+            self.generate(trained, data, split, generation, out, show)
+        return read_fairseq_generate(out)
+
+    def generate(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+                 out: Path, show: bool) -> None:
+        """``fairseq-generate`` on the split, its output into ``out``."""
+        generation = decoding(generation)
         task = trained.get("args", {}).get("task", "translation")
         cmd = toolkit_command("fairseq-generate") + [
             str(data.folder(self.name)), "--user-dir", str(USER_DIR), "--task", task,
             "--path", trained["checkpoint"],
             "--gen-subset", fairseq_subsets(data.splits).get(split, split),
-            "--beam", str(generation.get("beam", 1)),
-            "--batch-size", str(generation.get("batch_size", 256)),
-            "--max-len-a", "0", "--max-len-b", str(generation.get("max_length", 512)),
+            "--beam", str(generation.beam),
+            "--batch-size", str(generation.batch(256)),
+            "--max-len-a", "0", "--max-len-b", str(generation.max_length),
         ]
         if not cuda_available():
             cmd.append("--cpu")
@@ -175,70 +183,63 @@ class FairseqBackend(Backend):
         if show and src.is_file():   # the bar's total: the split's sentences
             with open(src, "rb") as fh:
                 total = sum(1 for _ in fh)
-        run_to_file(cmd, out, run_dir / f"generate-{split}.log", desc=f"fairseq-generate {split}",
-                    total=total, line_pattern=r"H-\d+\t", show=show)
-        return out
+        run_to_file(cmd, out, out.parent / f"generate-{split}.log",
+                    desc=f"fairseq-generate {split}", total=total, line_pattern=r"H-\d+\t",
+                    show=show)
 
-    def predict_fast(self, trained: dict, data: Dataset, split: str, generation: dict,
-                     run_dir: Path, show: bool = True) -> Path | None:
-        """``generate-{split}.ct2.txt``: the split decoded by CTranslate2, written as
-        fairseq-generate writes it (``S-``/``T-`` lines as fairseq renders the source
-        and the reference, ``H-``/``D-`` the output; no scores: ``nan``); None where
-        CTranslate2 cannot decode the model (fairseq-generate then does)."""
-        from compsuite.eval.translators.base import closing, name_inputs, translate
-        from compsuite.eval.translators.ct2_backend import prediction_tag
-        from compsuite.foundation.io import read_aligned
+    def predict_fast(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+                     run_dir: Path, show: bool = True, wrap=None):
+        """The split decoded by CTranslate2 (``pred-{split}.ct2.txt``, one output per
+        line), beside its sources and references as fairseq-generate renders them (its
+        dictionaries' ``<unk>``); None where CTranslate2 cannot decode the model
+        (fairseq-generate then does)."""
+        generation = decoding(generation)
+        from compsuite.foundation.io import read_aligned, read_lines
+        from compsuite.models.ctranslate2 import prediction_tag
+        from compsuite.models.predictions import Predictions
+        from compsuite.toolkits.fairseq.predictions import rendered
 
-        out = run_dir / f"generate-{split}.{prediction_tag(generation)}.txt"
-        if out.is_file():
-            return out
-        folder = data.folder(self.name)
-        model = self.fast_translator(trained, data, generation, folder)
-        if model is None:
+        out = run_dir / f"pred-{split}.{prediction_tag(generation)}.txt"
+        model = None if out.is_file() else self.fast_translator(trained, data, generation)
+        if model is None and not out.is_file():
             return None
-        from compsuite.toolkit_noise import import_toolkit
-
-        import_toolkit("fairseq")    # first: fairseq's import-time noise kept off the terminal
-        from fairseq.data import Dictionary
-
+        translate_split(self, trained, data, data.raw, split, generation, run_dir, show,
+                        model=model, name=out.name, wrap=wrap)
         sources, targets = read_aligned(data.raw / f"{split}.src", data.raw / f"{split}.tgt")
-        with closing(model):
-            name_inputs(model, split)
-            hyps = translate(model, sources, f"translate {split}", show=show)
-        src_dict = Dictionary.load(str(folder / "dict.src.txt"))
-        tgt_dict = Dictionary.load(str(folder / "dict.tgt.txt"))
-        encode = lambda d, line: d.encode_line(line, add_if_not_exist=False)  # noqa: E731
-        with atomic_open(out) as fh:
-            for i, (src, tgt, hyp) in enumerate(zip(sources, targets, hyps)):
-                fh.write(f"S-{i}\t{src_dict.string(encode(src_dict, src))}\n"
-                         f"T-{i}\t{tgt_dict.string(encode(tgt_dict, tgt), escape_unk=True)}\n"
-                         f"H-{i}\tnan\t{hyp}\nD-{i}\tnan\t{hyp}\n")
-        return out
+        hyps = read_lines(out, allow_empty=True)
+        folder = data.folder(self.name)
+        return Predictions(hyps, rendered(folder / "dict.tgt.txt", targets, escape_unk=True),
+                           rendered(folder / "dict.src.txt", sources),
+                           {"format": "ctranslate2", "file": str(out)}, out)
 
-    def read_predictions(self, path: Path, data: Dataset, split: str):
-        from compsuite.eval.readers.predictions import read_fairseq_generate
+    def conversion(self, data: Dataset | None):
+        from compsuite.toolkits.fairseq.translator import FairseqConversion
 
-        return read_fairseq_generate(path)
+        if data is None:
+            raise ConfigError("a fairseq checkpoint needs --data (the fairseq-bin folder with "
+                              "its dictionaries)")
+        return FairseqConversion(data.folder(self.name))
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
-             generation: dict | None = None):
-        generation = generation or {}
+             generation: Decoding | dict | None = None):
+        generation = decoding(generation)
         if data is None:
             raise ConfigError("a fairseq checkpoint needs --data (the fairseq-bin folder with "
                               "its dictionaries)")
         folder = data.folder(self.name)
-        batch = generation.get("batch_size", 256)
+        batch = generation.batch(256)
         if kind == "translator":
-            from compsuite.eval.translators import ct2_backend
-            from compsuite.eval.translators.fairseq_backend import FairseqTranslator
+            from compsuite.models import ctranslate2
+            from compsuite.toolkits.checkpoints import existing
+            from compsuite.toolkits.fairseq.translator import FairseqTranslator
 
-            return ct2_backend.load(self.name, Path(checkpoint), folder, generation,
+            return ctranslate2.load(self.conversion(data), existing(checkpoint), generation,
                                     lambda: FairseqTranslator(
                                         Path(checkpoint), folder, batch,
-                                        generation.get("max_length", 512),
-                                        beam=generation.get("beam", 1)))
+                                        generation.max_length,
+                                        beam=generation.beam))
         if kind == "classifier":
-            from compsuite.eval.classifiers.fairseq_backend import FairseqClassifier
+            from compsuite.toolkits.fairseq.classifier import FairseqClassifier
 
             return FairseqClassifier(checkpoint, folder, batch)
         raise self._unsupported(kind)

@@ -21,16 +21,17 @@ from pathlib import Path
 
 import yaml
 
-from compsuite.data_prep.common.writers import run_logged, toolkit_command, write_onmt
+from compsuite.devices import cuda_available
 from compsuite.foundation.checkout import ROOT
+from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open, load_mapping
+from compsuite.models.decoding import Decoding, decoding
 from compsuite.processes import set_aside_incomplete
-
-from compsuite.devices import cuda_available
-from compsuite.foundation.dataset import Dataset
-from .base import (Backend, begin_run, config_hash, finish_run, merge, run_with_progress,
-                   thread_env, translate_split)
+from compsuite.toolkits.base import (Backend, begin_run, config_hash, finish_run, merge,
+                                     run_with_progress, thread_env, translate_split)
+from compsuite.toolkits.onmt.data import write_onmt
+from compsuite.toolkits.writing import run_logged, toolkit_command
 
 
 def load_yaml(path: Path) -> dict:
@@ -122,62 +123,70 @@ class OnmtBackend(Backend):
                                     "config_hash": h, "config": str(config_path),
                                     "wall_s": round(time.time() - start, 1), "threads": threads})
 
-    def predict(self, trained: dict, data: Dataset, split: str, generation: dict,
-                run_dir: Path, show: bool = True) -> Path:
-        from compsuite.eval.translators.ct2_backend import engine_of, prediction_tag
+    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+                run_dir: Path, show: bool = True, wrap=None):
+        generation = decoding(generation)
+        from compsuite.models.ctranslate2 import prediction_tag
+        from compsuite.models.predictions import read_plain
 
-        if engine_of(generation).fast:
+        if generation.fast:
             fast = run_dir / f"pred-{split}.{prediction_tag(generation)}.txt"
-            if fast.is_file():
-                return fast
-            model = self.fast_translator(trained, data, generation, None)
-            if model is not None:   # else onmt_translate (the notice said why)
-                return translate_split(self, trained, data, data.folder(self.name), split,
-                                       generation, run_dir, show, model=model, name=fast.name)
+            model = None if fast.is_file() else self.fast_translator(trained, data, generation)
+            if fast.is_file() or model is not None:   # else onmt_translate (a notice said why)
+                translate_split(self, trained, data, data.folder(self.name), split, generation,
+                                run_dir, show, model=model, name=fast.name, wrap=wrap)
+                return read_plain(fast, data.raw / f"{split}.tgt", data.raw / f"{split}.src",
+                                  fmt="ctranslate2")
         out = run_dir / f"pred-{split}.txt"
-        if out.is_file():
-            return out
-        from compsuite.eval.translators.onmt_backend import NO_LENGTH_RATIO, length_penalty_args
+        if not out.is_file():
+            self.translate_file(trained, data, split, generation, out, show)
+        return read_plain(out, data.raw / f"{split}.tgt", data.raw / f"{split}.src",
+                          fmt="onmt_translate")
+
+    def translate_file(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+                       out: Path, show: bool) -> None:
+        """``onmt_translate`` on the split into ``out`` (written beside, then moved)."""
+        generation = decoding(generation)
+        from compsuite.toolkits.onmt.translator import NO_LENGTH_RATIO, length_penalty_args
 
         tmp = out.with_name(out.name + ".tmp")
         cmd = toolkit_command("onmt_translate") + [
             "-model", trained["checkpoint"], "-src", str(data.folder(self.name) / f"{split}.src"),
-            "-output", str(tmp), "-beam_size", str(generation.get("beam", 1)),
-            "-batch_size", str(generation.get("batch_size", 256)),
-            "-max_length", str(generation.get("max_length", 512)), *NO_LENGTH_RATIO,
-            *length_penalty_args(generation.get("length_penalty")),
+            "-output", str(tmp), "-beam_size", str(generation.beam),
+            "-batch_size", str(generation.batch(256)),
+            "-max_length", str(generation.max_length), *NO_LENGTH_RATIO,
+            *length_penalty_args(generation.length_penalty),
         ]
         if cuda_available():
             cmd += ["-gpu", "0"]
-        log = run_dir / f"translate-{split}.log"
+        log = out.parent / f"translate-{split}.log"
         if show:
             print(f"onmt_translate: {split} -> {out}", flush=True)
         run_logged(cmd, log, "onmt_translate")
         if not tmp.is_file():
             raise ToolkitError(f"onmt_translate wrote no {tmp}; see {log}")
         tmp.rename(out)
-        return out
 
-    def read_predictions(self, path: Path, data: Dataset, split: str):
-        from compsuite.eval.readers.predictions import read_plain
+    def conversion(self, data: Dataset | None):
+        from compsuite.toolkits.onmt.translator import OnmtConversion
 
-        return read_plain(path, data.raw / f"{split}.tgt", data.raw / f"{split}.src",
-                          fmt="onmt_translate")
+        return OnmtConversion()
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
-             generation: dict | None = None):
-        generation = generation or {}
+             generation: Decoding | dict | None = None):
+        generation = decoding(generation)
         if kind != "translator":
             raise self._unsupported(kind)
-        from compsuite.eval.translators import ct2_backend
-        from compsuite.eval.translators.onmt_backend import OnmtTranslator
+        from compsuite.models import ctranslate2
+        from compsuite.toolkits.checkpoints import existing
+        from compsuite.toolkits.onmt.translator import OnmtTranslator
 
-        return ct2_backend.load(self.name, Path(checkpoint), None, generation,
+        return ctranslate2.load(self.conversion(data), existing(checkpoint), generation,
                                 lambda: OnmtTranslator(
-                                    Path(checkpoint), generation.get("batch_size", 256),
-                                    generation.get("max_length", 512),
-                                    beam=generation.get("beam", 1),
-                                    length_penalty=generation.get("length_penalty")))
+                                    Path(checkpoint), generation.batch(256),
+                                    generation.max_length,
+                                    beam=generation.beam,
+                                    length_penalty=generation.length_penalty))
 
 
 BACKEND = OnmtBackend()

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from compsuite.foundation.errors import DataError
+from compsuite.models.protocol import ModelBase
 
 #: what each checkpoint folder holds besides the model: how to prompt it
 META = "compsuite_hf.json"
@@ -193,12 +194,13 @@ def load_model_and_tokenizer(checkpoint: Path, meta: dict, device: str):
     return model.to(device).eval(), tokenizer
 
 
-class HFTranslator:
+class HFTranslator(ModelBase):
+    capabilities = frozenset({"translate", "embed"})
+
     def __init__(self, checkpoint: Path, batch_size: int = 32, max_new_tokens: int | None = None,
                  beam: int = 1):
         from compsuite.devices import cuda_available
-
-        from .base import count_batches
+        from compsuite.models.protocol import count_batches
 
         checkpoint = Path(checkpoint)
         self.meta = read_meta(checkpoint)
@@ -295,7 +297,7 @@ class HFTranslator:
             out += [self.answer(t) for t in self._generate(ids[i:i + self.batch_size])]
         return out
 
-    def embeddings(self, tokens: list[str]) -> dict[str, list[float]]:
+    def embed(self, tokens: list[str]) -> dict[str, list[float]]:
         """The model's input embedding of each token: the mean of its pieces' rows
         (the token as its tokenizer splits it, no special tokens); a token that is only
         unknown pieces is left out, as the toolkits leave out tokens outside their

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from compsuite.models.protocol import ModelBase
 
 #: OpenNMT-py 3.5 also caps an output at 1.25 x its batch's longest source + 5 tokens
 #: (``-max_length_ratio``, default 1.25), which cuts correct outputs longer than that
@@ -29,7 +30,9 @@ def length_penalty_args(value: str | None) -> list[str]:
     return ["-length_penalty", value]
 
 
-class OnmtTranslator:
+class OnmtTranslator(ModelBase):
+    capabilities = frozenset({"translate", "embed"})
+
     def __init__(self, checkpoint: Path, batch_size: int = 256, max_length: int = 512,
                  beam: int = 1, length_penalty: str | None = None):
         from compsuite.toolkit_noise import import_toolkit
@@ -39,9 +42,8 @@ class OnmtTranslator:
         from onmt.inference_engine import InferenceEnginePY
         from onmt.utils.parse import ArgumentParser
 
+        from compsuite.models.protocol import count_batches
         from compsuite.torch_compat import allow_toolkit_checkpoints
-
-        from .base import count_batches
 
         allow_toolkit_checkpoints()
         opt = _get_parser().parse_args([
@@ -70,10 +72,56 @@ class OnmtTranslator:
         _, preds = self.engine.infer_list(sources)
         return [p[0] for p in preds]
 
-    def embeddings(self, tokens: list[str]) -> dict[str, list[float]]:
+    def embed(self, tokens: list[str]) -> dict[str, list[float]]:
         model = self.engine.translator.model
         weight = model.encoder.embeddings.make_embedding.emb_luts[0].weight.detach()
         vocab = self.engine.translator.vocabs["src"]
         unk = vocab.lookup_token("<unk>")
         return {t: weight[vocab.lookup_token(t)].tolist() for t in tokens
                 if vocab.lookup_token(t) != unk}
+
+
+class OnmtConversion:
+    """CTranslate2's view of an OpenNMT-py checkpoint (:class:`compsuite.models.
+    ctranslate2.Conversion`): Transformers convert, greedy decoding is OpenNMT-py's.
+
+    OpenNMT-py 3.5 names its default self-attention ``scaled-dot-flash`` (the same
+    attention, computed by torch's fused kernel where it can), a name CTranslate2's
+    converter does not know: such a checkpoint is converted from a copy in ``work``
+    whose options say ``scaled-dot``."""
+
+    toolkit = "onmt"
+    min_decoding_length = 0
+
+    def why_not(self, checkpoint: Path) -> str | None:
+        import torch
+
+        from compsuite.toolkits.checkpoints import unreadable
+        from compsuite.torch_compat import allow_toolkit_checkpoints
+
+        allow_toolkit_checkpoints()
+        try:
+            opt = torch.load(checkpoint, map_location="cpu")["opt"]
+        except Exception as e:
+            raise unreadable(checkpoint, e) from None
+        kinds = (getattr(opt, "encoder_type", None), getattr(opt, "decoder_type", None))
+        if kinds != ("transformer", "transformer"):
+            return f"an OpenNMT-py {kinds[0]}/{kinds[1]} model (it converts Transformers only)"
+        return None
+
+    def why_not_decoding(self, beam: int) -> str | None:
+        if beam > 1:
+            return ("OpenNMT-py's beam search as it does (OpenNMT-py divides a beam's score "
+                    "by its length counting the start token, CTranslate2 without it)")
+        return None
+
+    def converter(self, checkpoint: Path, work: Path):
+        import ctranslate2
+        import torch
+
+        state = torch.load(checkpoint, map_location="cpu")
+        if getattr(state["opt"], "self_attn_type", None) == "scaled-dot-flash":
+            state["opt"].self_attn_type = "scaled-dot"
+            checkpoint = work / "checkpoint.pt"
+            torch.save(state, checkpoint)
+        return ctranslate2.converters.OpenNMTPyConverter(str(checkpoint))

@@ -1,5 +1,5 @@
 """Several ``fairseq-preprocess`` calls in one process: ``python -m
-compsuite.data_prep.common.fairseq_preprocess_many CALLS.json``, where the file holds a
+compsuite.toolkits.fairseq.preprocess_many CALLS.json``, where the file holds a
 list of argument lists (what would follow ``fairseq-preprocess`` on a command line).
 
 Each call is fairseq's own preprocessing (``fairseq_cli.preprocess``: its parser and its
@@ -17,13 +17,13 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m compsuite.data_prep.common.fairseq_preprocess_many "
+        print("usage: python -m compsuite.toolkits.fairseq.preprocess_many "
               "CALLS.json", file=sys.stderr)
         return 2
     with open(argv[0], encoding="utf-8") as fh:
         calls = json.load(fh)
     from fairseq import options
-    from fairseq_cli import preprocess   # sets up fairseq's console logging, as the script
+    from fairseq_cli import preprocess  # sets up fairseq's console logging, as the script
 
     for call in calls:
         print("== fairseq-preprocess " + " ".join(call), flush=True)

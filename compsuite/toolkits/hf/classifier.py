@@ -6,7 +6,7 @@ evaluate-only run's folder whose ``compsuite_hf.json`` names it (``model``).
 Inputs are strings, or (premise, hypothesis) pairs (a third item, the extra inputs
 another backend's model may read, is ignored), encoded as the tokenizer encodes a
 sentence pair (``tokenizer(text, text_pair)``) and batched with padding; an input longer
-than the model's positions (:func:`~compsuite.eval.translators.hf_backend.position_limit`)
+than the model's positions (:func:`~compsuite.toolkits.hf.translator.position_limit`)
 is an error naming it, before any batch is classified (nothing is cut).  The classes
 are the model's ``config.id2label`` in label order, or the ``labels`` of
 ``compsuite_hf.json`` (when the model's own names differ from the data's).
@@ -20,17 +20,19 @@ from pathlib import Path
 from typing import Sequence
 
 from compsuite.foundation.errors import DataError
+from compsuite.models.protocol import ModelBase
 
 
-class HFClassifier:
+class HFClassifier(ModelBase):
+    capabilities = frozenset({"classify", "features"})
+
     def __init__(self, checkpoint: str | Path, batch_size: int = 32):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         from compsuite.devices import cuda_available
-        from compsuite.eval.translators.base import count_batches
-        from compsuite.eval.translators.hf_backend import (ensure_padding, from_folder,
-                                                            model_folder, position_limit,
-                                                            read_meta)
+        from compsuite.models.protocol import count_batches
+        from compsuite.toolkits.hf.translator import (ensure_padding, from_folder,
+                                                      model_folder, position_limit, read_meta)
 
         checkpoint = Path(checkpoint)
         self.meta = read_meta(checkpoint)
@@ -56,7 +58,7 @@ class HFClassifier:
         self.name = f"hf:{checkpoint}"
         self.calls = self.batches = 0
         #: None, or a callable told how many inputs each batch classified (a bar's update:
-        #: :func:`compsuite.eval.translators.base.progress`)
+        #: :func:`compsuite.models.protocol.progress`)
         self.progress = None
         count_batches(self, self, "_forward", size=lambda chunk, hidden=False: len(chunk))
 
@@ -103,7 +105,7 @@ class HFClassifier:
     def check_lengths(self, inputs: list) -> None:
         """Every input fits the model's positions (an error naming the first that does
         not)."""
-        from compsuite.eval.translators.hf_backend import shortened, too_long
+        from compsuite.toolkits.hf.translator import shortened, too_long
 
         if self.limit is None or not inputs:
             return
@@ -150,7 +152,7 @@ class HFClassifier:
         rows = [b.softmax(-1) for b in self._batches(inputs)]
         return torch.cat(rows).numpy() if rows else np.zeros((0, len(self.classes)))
 
-    def predict(self, inputs: Sequence) -> list[str]:
+    def classify(self, inputs: Sequence) -> list[str]:
         proba = self.predict_proba(inputs)
         return [self.classes[i] for i in proba.argmax(-1).tolist()]
 

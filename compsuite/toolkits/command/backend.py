@@ -1,5 +1,5 @@
 """The ``command`` backend: a program the user brings, behind the command protocol
-(:mod:`compsuite.eval.translators.command`), as an evaluate-only run of any study.
+(:mod:`compsuite.toolkits.command.model`), as an evaluate-only run of any study.
 
 A study's YAML declares it like any run::
 
@@ -32,12 +32,11 @@ from pathlib import Path
 from typing import Annotated
 
 from compsuite.foundation.checkout import ROOT
+from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import atomic_open
 from compsuite.schema import check, positive, within
-
-from compsuite.foundation.dataset import Dataset
-from .base import TextModelBackend, merge
+from compsuite.toolkits.base import TextModelBackend, merge
 
 #: what an evaluate-only run's folder holds: the program and its settings
 SETTINGS_FILE = "command.json"
@@ -119,7 +118,7 @@ class CommandBackend(TextModelBackend):
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
              generation: dict | None = None):
-        from compsuite.eval.translators.command import CommandModel
+        from compsuite.toolkits.command.model import CommandModel
 
         if kind not in ("translator", "classifier"):
             raise self._unsupported(kind)

@@ -1,0 +1,1 @@
+"""Models in the loop: one protocol for every model, whatever serves it."""

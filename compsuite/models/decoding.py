@@ -1,0 +1,105 @@
+"""How a model decodes: one typed class for the decoding settings that a study's and a
+profile's ``generation`` hold, an eval command's options give, and every translator and
+backend reads.
+
+:func:`decoding` reads a mapping (a YAML's ``generation``, a command's options) into
+:class:`Decoding` with :func:`compsuite.schema.check`: an unknown key, a value of the
+wrong type or a combination that cannot work is a ConfigError naming the file and the
+key, once, where the settings are read; everything downstream reads typed attributes.
+A key left out takes the default below; ``batch_size`` left out is each model's own
+(a toolkit's translator 256, a classifier 512, a Hugging Face model 32).
+
+Results record the settings as given (``generation`` in result.json: the keys the study
+and the profile set), so a result says what was asked, not what defaults filled in.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, Literal, Mapping
+
+from compsuite.foundation.errors import ConfigError
+from compsuite.schema import PositiveInt, check, join
+
+ENGINES = ("toolkit", "ctranslate2")
+DEVICES = ("cpu", "cuda")
+#: CTranslate2's compute types by device; float32 is the default everywhere
+COMPUTE_TYPES = {"cpu": ("float32", "int8", "int8_float32"),
+                 "cuda": ("float32", "float16", "bfloat16", "int8", "int8_float16",
+                          "int8_bfloat16", "int8_float32")}
+#: the keys that choose the decoding engine (CTranslate2's)
+ENGINE_KEYS = ("engine", "compute_type", "device")
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """Decoding settings (see the module docstring).
+
+    ``beam``: 1 is greedy; ``max_length``: the longest output in tokens (fairseq's
+    ``--max-len-b`` with ``--max-len-a 0``, OpenNMT-py's ``-max_length``);
+    ``max_new_tokens``: a Hugging Face model's generation cap (default: what fits its
+    positions); ``length_penalty``: OpenNMT-py's beam length penalty (``none``, ``wu``,
+    ``avg``; absent: its default); ``engine``: ``toolkit`` or ``ctranslate2``, with
+    CTranslate2's ``compute_type`` and ``device``."""
+
+    beam: PositiveInt = 1
+    batch_size: PositiveInt | None = None
+    max_length: PositiveInt = 512
+    max_new_tokens: PositiveInt | None = None
+    length_penalty: Literal["none", "wu", "avg"] | None = None
+    engine: str = "toolkit"
+    compute_type: str | None = None
+    device: str | None = None
+
+    def check(self, where: str) -> None:
+        """What involves several keys, or wants the engine's own wording."""
+        if self.engine not in ENGINES:
+            raise ConfigError(f"{join(where, 'engine')}: {self.engine!r} is not an engine; "
+                              f"choose one of {', '.join(ENGINES)}")
+        if self.device is not None and self.device not in DEVICES:
+            raise ConfigError(f"{join(where, 'device')}: {self.device!r}; choose one of "
+                              f"{', '.join(DEVICES)}")
+        if self.engine != "ctranslate2" and (self.compute_type or self.device):
+            raise ConfigError(f"{where}: compute_type and device are CTranslate2's settings; "
+                              "add engine: ctranslate2 (the toolkits decode in float32 on the "
+                              "device they find)")
+        device = self.device or "cpu"
+        if self.compute_type is not None and self.compute_type not in COMPUTE_TYPES[device]:
+            raise ConfigError(f"{join(where, 'compute_type')}: {self.compute_type!r} is not "
+                              f"available on {device}; choose one of "
+                              f"{', '.join(COMPUTE_TYPES[device])}")
+
+    def batch(self, default: int) -> int:
+        """The batch size, or the model's own ``default`` where none is set."""
+        return self.batch_size or default
+
+    @property
+    def fast(self) -> bool:
+        """Whether CTranslate2 decodes (where it can decode as the toolkit does)."""
+        return self.engine == "ctranslate2"
+
+    def toolkit(self) -> Decoding:
+        """These settings with the toolkit as the engine (CTranslate2's left out)."""
+        return replace(self, engine="toolkit", compute_type=None, device=None)
+
+    def given(self) -> dict[str, Any]:
+        """The settings that differ from the defaults, as a mapping."""
+        defaults = Decoding()
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) != getattr(defaults, f.name)}
+
+
+def decoding(value: Decoding | Mapping[str, Any] | None,
+             where: str = "generation") -> Decoding:
+    """``value`` as :class:`Decoding`: a mapping is checked (a ConfigError naming
+    ``where`` and the key), a :class:`Decoding` is returned as it is."""
+    if isinstance(value, Decoding):
+        return value
+    if value is not None and not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: expected a mapping of decoding settings "
+                          f"(beam, batch_size, max_length), got {value!r}")
+    return check(Decoding, dict(value or {}), where)
+
+
+def as_mapping(settings: Decoding) -> dict[str, Any]:
+    """Every setting, defaults included (for a record)."""
+    return asdict(settings)

@@ -1,0 +1,2 @@
+"""The command backend: everything of this toolkit in one place."""
+from .backend import BACKEND  # noqa: F401
