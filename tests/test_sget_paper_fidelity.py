@@ -194,7 +194,7 @@ def test_evaluate_decodes_each_run_with_its_own_settings(tmp_path, monkeypatch):
 
 
 def test_generation_by_run_names_known_runs(tmp_path):
-    from compsuite.studies.sget import Decoding
+    from compsuite.studies.sget import RunDecoding
 
     def edit(r):
         r["profiles"]["paper"]["generation_by_run"] = {"llama-hf": {"beam": 1}}
@@ -208,7 +208,7 @@ def test_generation_by_run_names_known_runs(tmp_path):
 
     with pytest.raises(ConfigError, match="beam"):
         edited_study(tmp_path, "sget", bad_beam)
-    assert Decoding(beam=1).settings() == {"beam": 1}
+    assert RunDecoding(beam=1).settings() == {"beam": 1}
 
 
 # ----------------------------------------------------------------------------- Llama 2

@@ -20,7 +20,7 @@ profile has (declared by :class:`Options`):
   afterwards (the paper Transformer's 70 checkpoints take about 35 GB), ``keep: all``
   keeps them.  An evaluate-only run (a model brought as it is: an hf run with ``train:
   false``, a command run) has one model: it is scored without a selection;
-* ``generation_by_run`` (run -> :class:`Decoding`): a run's own decoding over the
+* ``generation_by_run`` (run -> :class:`RunDecoding`): a run's own decoding over the
   profile's ``generation``, for checkpoint selection and the test and generalisation
   sets alike (the paper profile: the authors decoded their OpenNMT-py models with
   ``onmt_translate``'s beam of 5 and Llama 2 greedily).
@@ -80,7 +80,7 @@ class Selection:
 
 
 @dataclass
-class Decoding:
+class RunDecoding:
     """One run's decoding settings over the profile's ``generation`` (those given)."""
     beam: PositiveInt | None = None
     max_length: PositiveInt | None = None
@@ -97,7 +97,7 @@ class Options:
     data: Data = field(default_factory=Data)
     parts: dict[str, Part | None] | None = None
     selection: Selection = field(default_factory=Selection)
-    generation_by_run: dict[str, Decoding] = field(default_factory=dict)
+    generation_by_run: dict[str, RunDecoding] = field(default_factory=dict)
 
     def __post_init__(self):
         self.parts = {p: spec or Part() for p, spec in (self.parts or {"main": None}).items()}
