@@ -64,7 +64,7 @@ def trained(tmp_path_factory):
 def test_lora_checkpoints_hold_the_adapter_only_and_reload(trained):
     data, root, lora, _ = trained
     backend = get_backend("hf")
-    steps = [s for s, _ in backend.checkpoints(root / "lora")]
+    steps = [c.at for c in backend.checkpoints(root / "lora", "step")]
     assert steps == [2, 4]
     ckpt = Path(lora["checkpoint"])
     names = {p.name for p in ckpt.iterdir()}
@@ -238,7 +238,7 @@ def test_seq2seq_stand_in_trains_and_translates(tmp_path):
                                         "save_steps": 2, "max_new_tokens": 8})
     backend = get_backend("hf")
     done = backend.train(r, "tiny", data, tmp_path / "run", 1, show=False)
-    assert [s for s, _ in backend.checkpoints(tmp_path / "run")] == [2]
+    assert [c.at for c in backend.checkpoints(tmp_path / "run")] == [2]
     t = backend.load(done["checkpoint"], data, "translator", {"batch_size": 3})
     out = t.translate(["Emma saw Liam.", "Mia found Noah.", "Noah saw Mia.", "Liam saw Mia."])
     assert len(out) == 4 and t.batches == 2

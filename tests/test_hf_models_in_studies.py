@@ -209,13 +209,14 @@ def test_paradox_profiles_take_evaluate_only_runs_only_besides_fairseq(tmp_path)
 
     study = edited_study(tmp_path, "paradox", lambda raw: add(raw, False))
     assert "my-hf" in study.profile("tiny").runs
-    with pytest.raises(ConfigError, match=r"profiles\.tiny\.runs: 'my-hf' is not a fairseq run"):
+    with pytest.raises(ConfigError, match=r"profiles\.tiny\.runs: 'my-hf' is not an "
+                                          r"evaluate-only run, and its toolkit \(hf\)"):
         edited_study(tmp_path, "paradox", lambda raw: add(raw, True))
     from compsuite.runner import Runner
 
     study = edited_study(tmp_path, "paradox", lambda raw: raw["runs"].update(
         {"my-hf": {"architecture": "marian", "toolkit": "hf", "args": {"model": "/x"}}}))
-    with pytest.raises(ConfigError, match="--runs: 'my-hf' is not a fairseq run"):
+    with pytest.raises(ConfigError, match="--runs: 'my-hf' is not an evaluate-only run"):
         Runner(study, "tiny", show=False).plan(runs=["my-hf"])
 
 

@@ -21,19 +21,31 @@ def test_profile_golden():
 
 
 def test_checkpoint_discovery_order_and_kinds(tmp_path):
+    """A folder the user names is read by every backend (compsuite.toolkits'
+    saved_checkpoints): one kind, the finest found, in training order."""
+    from compsuite.toolkits import saved_checkpoints
+
     for name in ("checkpoint10.pt", "checkpoint2.pt", "checkpoint_best.pt", "checkpoint_last.pt"):
         (tmp_path / name).write_bytes(b"")
-    assert [(k, n) for k, n, _ in og.list_checkpoints(tmp_path)] == [("epoch", 2), ("epoch", 10)]
+    assert [(k, n) for k, n, _ in og.listed(saved_checkpoints(tmp_path))] == [
+        ("epoch", 2), ("epoch", 10)]
     onmt = tmp_path / "o"
     onmt.mkdir()
     for n in (1000, 200):
         (onmt / f"model_step_{n}.pt").write_bytes(b"")
-    assert [n for _, n, _ in og.list_checkpoints(onmt)] == [200, 1000]
+    assert [n for _, n, _ in og.listed(saved_checkpoints(onmt))] == [200, 1000]
+    both = tmp_path / "u"     # fairseq's update checkpoints before its epoch ones
+    both.mkdir()
+    for name in ("checkpoint1.pt", "checkpoint_1_50.pt", "checkpoint_2_100.pt"):
+        (both / name).write_bytes(b"")
+    assert [(c.kind, c.at) for c in saved_checkpoints(both)] == [("update", 50), ("update", 100)]
     empty = tmp_path / "e"
     empty.mkdir()
     (empty / "checkpoint_last.pt").write_bytes(b"")
     with pytest.raises(DataError, match="no per-epoch or per-step checkpoints"):
-        og.list_checkpoints(empty)
+        saved_checkpoints(empty)
+    with pytest.raises(DataError, match="no such checkpoint folder"):
+        saved_checkpoints(tmp_path / "missing")
 
 
 def test_track_with_real_checkpoints(tiny_runs, tiny_data, tmp_path):

@@ -182,7 +182,7 @@ def test_paper_profile_shape_end_to_end(opus_files, tmp_path, monkeypatch):
     [result] = runner.run(units)
     run_dir = tmp_path / "runs" / "paradox" / "opustest" / units[0].path
     # the model at epochs 1 and 2 only, without optimizer state; training resumed at 2
-    assert [e for e, _ in get_backend("fairseq").epoch_checkpoints(run_dir)] == [1, 2]
+    assert [c.at for c in get_backend("fairseq").checkpoints(run_dir, "epoch")] == [1, 2]
     assert not list((run_dir / "checkpoints").glob("checkpoint_*_*.pt"))
     train = json.loads((run_dir / "train.json").read_text())
     assert train["args"]["save_epochs"] == [1, 2]

@@ -74,8 +74,9 @@ def test_fairseq_lists_interval_checkpoints(tmp_path):
     for name in ("checkpoint_2_400.pt", "checkpoint_1_200.pt", "checkpoint_last.pt",
                  "checkpoint_best.pt", "checkpoint3.pt", "checkpoint_3_1000.pt"):
         (ck / name).write_bytes(b"")
-    assert [(s, p.name) for s, p in get_backend("fairseq").checkpoints(tmp_path)] == [
-        (200, "checkpoint_1_200.pt"), (400, "checkpoint_2_400.pt"), (1000, "checkpoint_3_1000.pt")]
+    assert [(c.at, c.path.name) for c in get_backend("fairseq").checkpoints(tmp_path, "update")
+            ] == [(200, "checkpoint_1_200.pt"), (400, "checkpoint_2_400.pt"),
+                  (1000, "checkpoint_3_1000.pt")]
 
 
 def _result(seed, np_mean, og_by_step):

@@ -14,7 +14,7 @@ import pytest
 
 from compsuite.foundation.dataset import Dataset
 from compsuite.registry import get_study
-from compsuite.toolkits import get_backend
+from compsuite.toolkits import Checkpoint, get_backend
 
 STUDY = get_study("pcfgset")
 PAPER = STUDY.profile("paper")
@@ -234,12 +234,13 @@ def test_the_first_of_equal_best_checkpoints_is_scored(tmp_path):
     from compsuite.foundation.errors import ConfigError
 
     (tmp_path / "train.log").write_text(LOG)
-    ckpts = [(s, tmp_path / f"model_step_{s}.pt") for s in (1247, 2494, 3741, 3745)]
+    ckpts = [Checkpoint("step", s, tmp_path / f"model_step_{s}.pt")
+             for s in (1247, 2494, 3741, 3745)]
     sel = best_onmt_checkpoint(tmp_path, ckpts)
     assert sel["step"] == 2494 and sel["checkpoint"].endswith("model_step_2494.pt")
     assert sel["valid_accuracy"] == 88.25
     with pytest.raises(ConfigError, match="keep_checkpoint"):
-        best_onmt_checkpoint(tmp_path, [c for c in ckpts if c[0] != 2494])
+        best_onmt_checkpoint(tmp_path, [c for c in ckpts if c.at != 2494])
 
 
 def test_select_model_py_keeps_the_checkpoint_before_the_best(tmp_path):
@@ -249,7 +250,8 @@ def test_select_model_py_keeps_the_checkpoint_before_the_best(tmp_path):
     from compsuite.eval.pcfgset.checkpoint_selection import best_onmt_checkpoint
 
     (tmp_path / "train.log").write_text(LOG)
-    ckpts = [(s, tmp_path / f"model_step_{s}.pt") for s in (1247, 2494, 3741, 3745)]
+    ckpts = [Checkpoint("step", s, tmp_path / f"model_step_{s}.pt")
+             for s in (1247, 2494, 3741, 3745)]
     sel = best_onmt_checkpoint(tmp_path, ckpts, "select_model_py")
     assert (sel["step"], sel["best_step"], sel["valid_accuracy"]) == (1247, 2494, 61.5)
     first = LOG.replace("61.5", "99.0")
@@ -268,7 +270,7 @@ def test_selection_reads_a_real_opennmt_log(tiny_runs):
     log = (run_dir / "train.log").read_text()
     assert "filtertoolong" in log
     backend = get_backend("onmt")
-    sel = best_onmt_checkpoint(run_dir, backend.checkpoints(run_dir))
+    sel = best_onmt_checkpoint(run_dir, backend.checkpoints(run_dir, "step"))
     assert set(sel["by_step"]) == {"6", "12"}
     assert Path(sel["checkpoint"]).is_file() and info["checkpoint"].endswith("_step_12.pt")
 

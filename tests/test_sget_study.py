@@ -68,7 +68,9 @@ def test_runs_of_parts_must_be_opennmt_runs(tmp_path):
         r["profiles"]["quick"]["parts"] = {"main": {"runs": ["transformer-fairseq"]}}
 
     with pytest.raises(ConfigError, match=r"profiles\.quick\.parts\.main\.runs: "
-                                          "'transformer-fairseq' is not an OpenNMT-py or hf run"):
+                                          "'transformer-fairseq' is not an evaluate-only run, "
+                                          r"and its toolkit \(fairseq\) saves no checkpoints "
+                                          "by step"):
         study_with(tmp_path, edit)
 
 
@@ -137,9 +139,12 @@ class FakeBackend:
         for step in right:
             (run_dir / "checkpoints" / f"model_step_{step}.pt").write_text("x")
 
-    def checkpoints(self, run_dir):
-        return sorted((int(p.stem.rsplit("_", 1)[1]), p)
-                      for p in (run_dir / "checkpoints").glob("*.pt"))
+    def checkpoints(self, run_dir, kind=None):
+        from compsuite.toolkits import Checkpoint
+
+        assert kind == "step"
+        return sorted((Checkpoint("step", int(p.stem.rsplit("_", 1)[1]), p)
+                       for p in (run_dir / "checkpoints").glob("*.pt")), key=lambda c: c.at)
 
     def predict(self, trained, data, split, generation, out_dir, show=True, wrap=None):
         step = int(Path(trained["checkpoint"]).stem.rsplit("_", 1)[1])

@@ -176,9 +176,8 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_generate(a) -> int:
-    from compsuite.toolkits.fairseq.data import fairseq_subsets
     from compsuite.data_prep.ctlpp.generate import SPLITS, generate
-    from compsuite.toolkits import write_with_toolkits
+    from compsuite.toolkits import get_backend, write_with_toolkits
 
     cfg = CTLConfig(variant=a.variant, n_train=a.n_train, n_test=a.n_test,
                     max_length=a.max_length, n_functions=a.n_functions,
@@ -189,8 +188,11 @@ def cmd_generate(a) -> int:
                for s, st in w.manifest["statistics"].items() if "per_length" in st}
     print(f"wrote {w.raw} ({w.manifest['counts']}); lengths per split: {lengths}")
     for tk, folder in w.formats.items():
-        subsets = (" (" + ", ".join(f"{v} = {k}" for k, v in fairseq_subsets(SPLITS).items())
-                   + ")") if tk == "fairseq" else ""
+        # the evaluation splits' names in the toolkit's folder, where it renames them
+        names = {k: v for k, v in get_backend(tk).split_names(SPLITS).items()
+                 if k not in ("train", "valid")}
+        subsets = (" (" + ", ".join(f"{v} = {k}" for k, v in names.items()) + ")"
+                   if any(k != v for k, v in names.items()) else "")
         print(f"wrote {folder}{subsets}")
     return 0
 

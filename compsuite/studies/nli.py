@@ -195,14 +195,16 @@ class NLI(Study):
         return opts or None
 
     def plan(self, profile: Profile, seeds=None, runs=None) -> list[Unit]:
-        from compsuite.toolkits.fairseq.data import fairseq_subsets
+        from compsuite.toolkits import get_backend
 
         units = []
         for ds in self._datasets(profile):
-            subsets = fairseq_subsets(self.splits(profile, ds))
             for s in seeds or profile.seeds:
                 for r in runs or profile.runs:
                     row = self.row(r)
+                    # the pools by the names the run's data folder gives them
+                    subsets = get_backend(self.run(r).toolkit).split_names(
+                        self.splits(profile, ds))
                     units.append(Unit(ds, r, s, ds, f"{ds}/{r}/seed{s}", params=row,
                                       train_options=self._train_options(profile, row, subsets)))
         return units

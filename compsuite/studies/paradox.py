@@ -51,6 +51,9 @@ from compsuite.foundation.names import near
 from compsuite.schema import PositiveInt, increasing, non_empty
 from compsuite.studies.base import Context, Profile, Study, Unit
 
+#: the checkpoints a trained run must save: every ``--save-interval-updates``'s, or the
+#: ``save_epochs`` ones (:func:`compsuite.eval.paradox.evaluate.saved_checkpoints`)
+KINDS = {"update", "epoch"}
 OPUS_SIZES = {"small": "about 1M pairs", "medium": "one eighth of the corpus",
               "full": "the whole corpus (69M pairs in the paper)"}
 #: the keys of ``data`` that only an OPUS corpus reads
@@ -146,15 +149,21 @@ class Paradox(Study):
         return {"data": add_data_commands, "eval": add_eval_commands}
 
     def check_profile(self, profile: Profile, where: str) -> None:
-        """A profile's runs are fairseq runs (the study lists fairseq's interval
-        checkpoints) or evaluate-only runs (a model brought as it is, tested once)."""
+        """A profile's runs save checkpoints by update and by epoch (the study tests
+        every interval checkpoint, or the ``save_epochs`` ones: fairseq runs) or are
+        evaluate-only runs (a model brought as it is, tested once)."""
         for r in profile.runs:
             self.check_run(r, f"{where}.runs")
 
     def check_run(self, name: str, where: str) -> None:
-        if self.run(name).toolkit != "fairseq" and self.trains(name):
-            raise ConfigError(f"{where}: '{name}' is not a fairseq run (the study lists "
-                              "fairseq's interval checkpoints) nor an evaluate-only run")
+        from compsuite.toolkits import get_backend
+
+        toolkit = self.run(name).toolkit
+        if not KINDS <= set(get_backend(toolkit).checkpoint_kinds) and self.trains(name):
+            raise ConfigError(f"{where}: '{name}' is not an evaluate-only run, and its "
+                              f"toolkit ({toolkit}) saves no checkpoints by update and by "
+                              "epoch (the study tests those the training saves: the "
+                              "interval or the epoch checkpoints)")
 
     # ------------------------------------------------------------------ units
     def parts(self, profile: Profile) -> dict[str, str]:
@@ -205,7 +214,7 @@ class Paradox(Study):
         by_epoch = trained and bool((ctx.unit.train_options or {}).get("save_epochs"))
         # an evaluate-only run's one model is its checkpoint
         saved = ev.saved_checkpoints(ctx.backend, ctx.run_dir, by_epoch) if trained else []
-        out["step_unit"] = "epoch" if by_epoch else "update"
+        out["step_unit"] = ev.STEP_UNIT[by_epoch]
         final = str(saved[-1][1]) if saved else ctx.checkpoint
         # a model trained on the corpus reads its tokenisation (an OPUS corpus's codec); one
         # brought as it is reads the tests' plain text

@@ -222,7 +222,7 @@ class PCFGSet(Study):
             return ctx, None
         from compsuite.eval.pcfgset.checkpoint_selection import best_onmt_checkpoint
 
-        selected = best_onmt_checkpoint(ctx.run_dir, ctx.backend.checkpoints(ctx.run_dir),
+        selected = best_onmt_checkpoint(ctx.run_dir, ctx.backend.checkpoints(ctx.run_dir, "step"),
                                         ctx.profile.settings.onmt_checkpoint)
         trained = {**(ctx.trained or {}), "checkpoint": selected["checkpoint"]}
         return replace(ctx, checkpoint=selected["checkpoint"], trained=trained), selected
@@ -374,7 +374,7 @@ def cmd_overgeneralisation(a) -> int:
     from compsuite.commands import engine_settings, show, write_json
     from compsuite.eval.pcfgset import overgeneralisation as og
     from compsuite.eval.pcfgset.plots import overgeneralisation_areas
-    from compsuite.toolkits import load_translator
+    from compsuite.toolkits import load_translator, saved_checkpoints
 
     sources, exc, orig = og.read_exception_set(a.exceptions)
     if a.model_cmd:   # a program: one model, no checkpoints over training
@@ -384,7 +384,7 @@ def cmd_overgeneralisation(a) -> int:
             res = og.track([("final", 0, a.model_cmd)], lambda _: model, sources, exc, orig)
         res["input"] = {"command": a.model_cmd, "exceptions": a.exceptions}
     else:
-        res = og.track(og.list_checkpoints(a.checkpoints),
+        res = og.track(og.listed(saved_checkpoints(a.checkpoints)),
                        lambda p: load_translator(p, a.data, batch_size=a.batch_size,
                                                          **engine_settings(a)),
                        sources, exc, orig, progress=not a.json,

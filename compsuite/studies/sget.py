@@ -50,10 +50,6 @@ from compsuite.schema import PositiveInt, join, within
 from compsuite.studies.base import Context, Profile, Study, Unit
 
 
-#: the toolkits whose checkpoints SGET's selection reads (by training step)
-SELECTABLE = ("onmt", "hf")
-
-
 # ----------------------------------------------------------------------------- the YAML
 @dataclass
 class Data:
@@ -120,18 +116,22 @@ class SGET(Study):
         return {"data": add_data_commands, "eval": add_eval_commands}
 
     def check_profile(self, profile: Profile, where: str) -> None:
-        """Each part's runs exist and are OpenNMT-py or hf runs (their checkpoints are
-        listed by step, and SGET selects one by development exact match), or
-        evaluate-only runs (one model, nothing to select)."""
+        """Each part's runs exist and save checkpoints by step (OpenNMT-py and hf runs:
+        SGET selects one by development exact match), or are evaluate-only runs (one
+        model, nothing to select)."""
+        from compsuite.eval.sget.selection import KIND
+        from compsuite.toolkits import get_backend
+
         for part, spec in profile.settings.parts.items():
             at = join(join(join(where, "parts"), part), "runs")
             for r in spec.runs or []:
                 if r not in self.runs:
                     raise ConfigError(f"{at}: unknown run '{r}'{near(r, self.runs)}")
-                if self.run(r).toolkit not in SELECTABLE and self.trains(r):
-                    raise ConfigError(f"{at}: '{r}' is not an OpenNMT-py or hf run (SGET "
-                                      "selects checkpoints by their step) nor an "
-                                      "evaluate-only run")
+                toolkit = self.run(r).toolkit
+                if KIND not in get_backend(toolkit).checkpoint_kinds and self.trains(r):
+                    raise ConfigError(f"{at}: '{r}' is not an evaluate-only run, and its "
+                                      f"toolkit ({toolkit}) saves no checkpoints by step "
+                                      "(SGET selects one of those the training saves)")
         for r in profile.settings.generation_by_run:
             if r not in self.runs:
                 raise ConfigError(f"{join(where, 'generation_by_run')}: unknown run "

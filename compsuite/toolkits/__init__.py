@@ -13,8 +13,11 @@ study.
 
 This package's face is the toolkits' public entry point: the backends by name
 (:func:`get_backend`, :func:`backend_names`), a checkpoint of any toolkit in the loop
-(:func:`load_checkpoint`, :func:`load_translator`, :func:`load_classifier`) and a
-generated corpus in the toolkits' formats (:func:`write_with_toolkits`).
+(:func:`load_checkpoint`, :func:`load_translator`, :func:`load_classifier`), the
+checkpoints a training saved on its way in a folder the user names
+(:func:`saved_checkpoints`; a run's: :meth:`Backend.checkpoints`) and a generated corpus
+in the toolkits' formats (:func:`write_with_toolkits`).  Only the backends know their
+toolkits' file names.
 """
 from __future__ import annotations
 
@@ -25,12 +28,12 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from compsuite.foundation.dataset import Dataset
-from compsuite.foundation.errors import RegistryError
+from compsuite.foundation.errors import DataError, RegistryError
 from compsuite.foundation.names import near
 from compsuite.models.protocol import Model
 from compsuite.toolkits.checkpoints import checkpoint_toolkit, existing
 
-from .base import Backend
+from .base import CHECKPOINT_KINDS, Backend, Checkpoint
 
 _EXTRA: dict[str, Backend] = {}
 
@@ -106,6 +109,27 @@ def load_classifier(checkpoint: str | Path, data: str | Path | None = None,
     """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
     folder (its dictionaries) for fairseq checkpoints."""
     return load_checkpoint(checkpoint, data, "classifier", toolkit, batch_size=batch_size)
+
+
+# ----------------------------------------------------------------------------- checkpoints
+def saved_checkpoints(folder: str | Path, backend: Backend | None = None) -> list[Checkpoint]:
+    """The checkpoints a training saved on its way in ``folder`` (a toolkit's save
+    folder, a run's :attr:`~Backend.checkpoint_folder` or one the user names), as
+    ``backend`` reads it, or every backend that saves checkpoints: those of one kind,
+    the finest found (:data:`~compsuite.toolkits.base.CHECKPOINT_KINDS`: steps, else
+    updates, else epochs), in training order.  None found is an error."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DataError(f"{folder}: no such checkpoint folder")
+    readers = [backend] if backend is not None else [
+        b for b in map(get_backend, backend_names()) if b.checkpoint_kinds]
+    found = [c for b in readers for c in b.saved_checkpoints(folder)]
+    for kind in CHECKPOINT_KINDS:
+        of_kind = [c for c in found if c.kind == kind]
+        if of_kind:
+            return sorted(of_kind, key=lambda c: (c.at, str(c.path)))
+    raise DataError(f"{folder}: no per-epoch or per-step checkpoints (fairseq: do not pass "
+                    "--no-epoch-checkpoints; OpenNMT-py: keep_checkpoint -1)")
 
 
 # ----------------------------------------------------------------------------- data

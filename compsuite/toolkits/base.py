@@ -12,7 +12,11 @@ A backend wraps one toolkit behind the same small interface:
   the toolkit does (:meth:`Backend.conversion`); what was written is kept for a resumed
   evaluation;
 * :meth:`Backend.load`: a checkpoint as a translator or classifier (the protocols of
-  ``compsuite.eval``), for tests with the model in the loop.
+  ``compsuite.eval``), for tests with the model in the loop;
+* :meth:`Backend.checkpoints`: the checkpoints a training saved on its way
+  (:class:`Checkpoint`: kind, number, path), for a study that tests or selects them;
+  :attr:`Backend.checkpoint_kinds` says which kinds a backend saves.  Only the backend
+  knows its toolkit's file names: studies and evaluations ask it.
 
 Run folders: a finished training leaves ``train.json`` with a hash of the
 configuration that produced it, and an unfinished one ``config_hash``; a folder
@@ -25,6 +29,7 @@ import json
 import os
 import re
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +41,49 @@ from compsuite.models.predictions import Predictions, read_plain
 from compsuite.processes import child
 
 
+#: the kinds of checkpoint a training saves on its way, finest first:
+#:
+#: * ``"step"``: every N training steps, numbered by the step (OpenNMT-py's
+#:   ``save_checkpoint_steps``, Trainer's ``save_steps``);
+#: * ``"update"``: every N updates where the toolkit saves by epoch unless asked
+#:   (fairseq's ``--save-interval-updates``), numbered by the updates;
+#: * ``"epoch"``: at the end of an epoch, numbered by the epoch.
+#:
+#: "step" and "update" both count optimizer updates; they stay apart because results
+#: record the kind, and a study that selects among "step" checkpoints takes no run whose
+#: toolkit saves by epoch unless asked.  A model's final or best checkpoint (fairseq's
+#: ``checkpoint_best.pt``) is none of these.
+CHECKPOINT_KINDS = ("step", "update", "epoch")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint a training saved on its way: its ``kind`` (one of
+    :data:`CHECKPOINT_KINDS`), ``at`` (its step, update or epoch number) and ``path``
+    (a file, or a folder for Trainer's checkpoints)."""
+
+    kind: str
+    at: int
+    path: Path
+
+
+def in_order(found, kinds=CHECKPOINT_KINDS) -> list[Checkpoint]:
+    """``found`` (checkpoints) by kind, in the order of ``kinds``, then by number."""
+    rank = {k: i for i, k in enumerate(kinds)}
+    return sorted(found, key=lambda c: (rank[c.kind], c.at, str(c.path)))
+
+
 class Backend:
     """A toolkit behind the suite's interface (see the module docstring)."""
 
     name: str = ""
     #: where :meth:`write_data` writes, under the dataset's root (None: reads raw text)
     data_folder: str | None = None
+    #: the kinds of checkpoint (:data:`CHECKPOINT_KINDS`) a training of this backend
+    #: saves on its way, which :meth:`checkpoints` lists
+    checkpoint_kinds: tuple[str, ...] = ()
+    #: the folder of a run folder the training saves its checkpoints in
+    checkpoint_folder: str = "checkpoints"
 
     def write_data(self, data: Dataset) -> Path:
         return data.raw
@@ -73,15 +115,31 @@ class Backend:
                 run_dir: Path, show: bool = True, wrap=None) -> Predictions:
         raise NotImplementedError
 
-    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
-        """The checkpoints a training left in ``run_dir``, as (step, path) in step
-        order (for a study that selects one itself)."""
-        raise ConfigError(f"the {self.name} backend does not list its checkpoints")
+    def checkpoints(self, run_dir: Path, kind: str | None = None) -> list[Checkpoint]:
+        """The checkpoints a training saved on its way in ``run_dir`` (for a study that
+        tests or selects them), of ``kind`` or of every kind this backend saves: by
+        kind (:data:`CHECKPOINT_KINDS` order), then by number.  A kind this backend does
+        not save is an error."""
+        if kind is not None and kind not in self.checkpoint_kinds:
+            saves = ", ".join(self.checkpoint_kinds) or "none"
+            raise ConfigError(f"the {self.name} backend saves no {kind!r} checkpoints "
+                              f"(it saves: {saves})")
+        found = self.saved_checkpoints(Path(run_dir) / self.checkpoint_folder)
+        return [c for c in found if kind is None or c.kind == kind]
 
-    def epoch_checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
-        """The end-of-epoch checkpoints a training left in ``run_dir``, as (epoch,
-        path) in epoch order."""
-        raise ConfigError(f"the {self.name} backend does not list its epoch checkpoints")
+    def saved_checkpoints(self, folder: Path) -> list[Checkpoint]:
+        """The checkpoints in ``folder``, a folder this backend's training saves its
+        checkpoints in (a run's :attr:`checkpoint_folder`, or one the user names), in
+        :meth:`checkpoints`'s order; none where there is no such folder.  What a
+        backend whose :attr:`checkpoint_kinds` is not empty defines."""
+        if not self.checkpoint_kinds:
+            raise ConfigError(f"the {self.name} backend does not list its checkpoints")
+        raise NotImplementedError
+
+    def split_names(self, splits) -> dict[str, str]:
+        """The name this backend's data folder gives each split of ``splits`` (what its
+        training options name a split by); the split's own name unless it renames it."""
+        return {s: s for s in splits}
 
     def load(self, checkpoint: str | Path, data: Dataset | None, kind: str = "translator",
              generation: Decoding | dict | None = None):
@@ -117,10 +175,10 @@ class TextModelBackend(Backend):
     def trains(self, run) -> bool:
         return False
 
-    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
+    def checkpoints(self, run_dir: Path, kind: str | None = None) -> list[Checkpoint]:
         return []   # nothing was trained: the one model is the run's "checkpoint"
 
-    def epoch_checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
+    def saved_checkpoints(self, folder: Path) -> list[Checkpoint]:
         return []
 
     def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,

@@ -14,6 +14,9 @@ from typing import Callable
 from .metrics import score_test
 
 CONSISTENCY_TESTS = ("np_vp", "s_conj_s", "substitutivity")
+#: what a step of the overgeneralisation test counts (the kind of checkpoint tested), by
+#: whether the training kept epochs
+STEP_UNIT = {True: "epoch", False: "update"}
 
 
 def read_test(folder: Path, test: str) -> tuple[list[str], list[dict]]:
@@ -25,8 +28,9 @@ def read_test(folder: Path, test: str) -> tuple[list[str], list[dict]]:
 
 def saved_checkpoints(backend, run_dir: Path, by_epoch: bool) -> list[tuple[int, Path]]:
     """(step, checkpoint) of every model the training kept: the listed epochs' when it
-    kept epochs (``save_epochs``), else every ``--save-interval-updates``'s."""
-    return backend.epoch_checkpoints(run_dir) if by_epoch else backend.checkpoints(run_dir)
+    kept epochs (``save_epochs``: the backend's "epoch" checkpoints), else every
+    ``--save-interval-updates``'s (its "update" ones)."""
+    return [(c.at, c.path) for c in backend.checkpoints(run_dir, STEP_UNIT[by_epoch])]
 
 
 def translator_loader(load: Callable, raw: Path) -> Callable:

@@ -62,10 +62,11 @@ def validation_accuracies(lines: Iterable[str]) -> dict[int, float]:
     return out
 
 
-def best_onmt_checkpoint(run_dir: Path, checkpoints: list[tuple[int, Path]],
-                         rule: str = "best_valid_accuracy") -> dict:
+def best_onmt_checkpoint(run_dir: Path, checkpoints: list, rule: str = "best_valid_accuracy"
+                         ) -> dict:
     """The checkpoint with the best validation accuracy in ``run_dir/train.log`` among
-    ``checkpoints`` ((step, path), as the backend lists them), or with ``rule``
+    ``checkpoints`` (:class:`compsuite.toolkits.Checkpoint`, as the backend lists
+    them), or with ``rule``
     ``select_model_py`` the one validated just before it: ``checkpoint``, ``step``,
     ``valid_accuracy``, ``best_step`` and every validated step's accuracy
     (``by_step``)."""
@@ -80,7 +81,7 @@ def best_onmt_checkpoint(run_dir: Path, checkpoints: list[tuple[int, Path]],
     if not accs:
         raise ToolkitError(f"{log}: no validation followed by a checkpoint; the run needs "
                            "valid_steps equal to save_checkpoint_steps")
-    on_disk = dict(checkpoints)
+    on_disk = {c.at: c.path for c in checkpoints}
     # the first of equal maxima, in step order (as numpy.argmax in select_model.py)
     best_step = max(sorted(accs), key=lambda step: accs[step])
     best = best_step

@@ -166,13 +166,16 @@ def localism(ctx: "Context", spec: TestEntry) -> dict:
 
 @evaluation("overgeneralisation")
 def overgeneralisation(ctx: "Context", spec: TestEntry) -> dict:
+    from compsuite.toolkits import saved_checkpoints
+
     from . import overgeneralisation as og
 
     rate = spec.options.get("exception_rate", 0.001)
     src, exc, orig = og.read_exception_set(ctx.data.raw / f"test_pcfg_ratio={rate:g}")
     # a model brought to the suite (an evaluate-only run) has no checkpoints over
     # training: its one profile is that of the final model
-    checkpoints = (og.list_checkpoints(ctx.run_dir / "checkpoints")
+    checkpoints = (og.listed(saved_checkpoints(ctx.run_dir / ctx.backend.checkpoint_folder,
+                                               ctx.backend))
                    if ctx.study.trains(ctx.run.name) else [("final", 0, ctx.checkpoint)])
     return og.track(checkpoints, lambda p: ctx.load(p),
                     src, exc, orig, progress=ctx.show,

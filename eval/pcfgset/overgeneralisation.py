@@ -2,36 +2,23 @@
 evaluate every saved checkpoint on the exception inputs, against the exception
 (memorised) and the original (rule-based) targets.
 
-Written against the translator protocol: fairseq's per-epoch ``checkpointN.pt`` (or
-``checkpoint_E_U.pt``) and OpenNMT-py's ``model_step_N.pt`` alike.  Table 3's
-overgeneralisation number is the peak of the overgeneralisation share.
+Written against the translator protocol: the checkpoints a training saved on its way,
+of any toolkit, as its backend lists them (per step, per update or per epoch:
+:func:`compsuite.toolkits.saved_checkpoints`).  Table 3's overgeneralisation number is
+the peak of the overgeneralisation share.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Callable, Sequence
 
-from compsuite.foundation.errors import DataError
 from compsuite.foundation.io import read_aligned
 
-PATTERNS = (("step", re.compile(r"^model_step_(\d+)\.pt$")),      # OpenNMT-py
-            ("update", re.compile(r"^checkpoint_\d+_(\d+)\.pt$")),  # fairseq, --save-interval-updates
-            ("epoch", re.compile(r"^checkpoint(\d+)\.pt$")))        # fairseq, per epoch
 
-
-def list_checkpoints(folder: str | Path) -> list[tuple[str, int, Path]]:
-    """(kind, step/update/epoch, path) in training order; one kind per folder
-    (steps, else updates, else epochs)."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise DataError(f"{folder}: no such checkpoint folder")
-    for kind, rx in PATTERNS:
-        found = sorted((int(m.group(1)), p) for p in folder.iterdir() if (m := rx.match(p.name)))
-        if found:
-            return [(kind, n, p) for n, p in found]
-    raise DataError(f"{folder}: no per-epoch or per-step checkpoints (fairseq: do not pass "
-                    "--no-epoch-checkpoints; OpenNMT-py: keep_checkpoint -1)")
+def listed(checkpoints) -> list[tuple[str, int, Path]]:
+    """:func:`track`'s (kind, step/update/epoch, path) of checkpoints a backend listed
+    (:class:`compsuite.toolkits.Checkpoint`)."""
+    return [(c.kind, c.at, c.path) for c in checkpoints]
 
 
 def profile(outputs: Sequence[str], exception_targets: Sequence[str],

@@ -16,6 +16,9 @@ from compsuite.foundation.io import atomic_open, read_lines
 from .metrics import exact_matches
 
 METRIC = "dev exact match"
+#: the checkpoints selected from: those a training saves every N steps (a backend's
+#: "step" checkpoints, :class:`compsuite.toolkits.Checkpoint`)
+KIND = "step"
 
 
 def select_checkpoint(backend, run_dir: Path, data, generation: dict, dev_refs: Path, *,
@@ -33,7 +36,7 @@ def select_checkpoint(backend, run_dir: Path, data, generation: dict, dev_refs: 
     store = run_dir / "selection.json"
     scores: dict[str, float] = json.loads(store.read_text())["by_step"] if store.is_file() else {}
     refs = read_lines(dev_refs)
-    ckpts = backend.checkpoints(run_dir)
+    ckpts = [(c.at, c.path) for c in backend.checkpoints(run_dir, KIND)]
     present = {str(step): path for step, path in ckpts}
     todo = [(s, p) for s, p in ckpts if str(s) not in scores]
     if not ckpts and not scores:

@@ -15,7 +15,8 @@ all 160 epochs of a long run is not an option.  The backend trains in segments
 instead (``--max-epoch`` of each listed epoch in turn, resuming from
 ``checkpoint_last.pt`` as fairseq does after an interruption: the same batches in the
 same order, the same learning rate) and copies the model, without the optimizer
-state, to ``checkpoint<E>.pt`` after each (:meth:`FairseqBackend.epoch_checkpoints`).
+state, to ``checkpoint<E>.pt`` after each (its "epoch" checkpoints,
+:meth:`FairseqBackend.saved_checkpoints`).
 A resumed fairseq run is not bit-identical to an uninterrupted one: on the CPU, one
 epoch after a resume the weights of a tiny model differed by up to 0.003 (measured
 and documented by the study that uses ``save_epochs``).
@@ -28,6 +29,7 @@ final model score).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import time
 from pathlib import Path
@@ -39,18 +41,24 @@ from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open
 from compsuite.models.decoding import Decoding, decoding
 from compsuite.processes import set_aside_incomplete
-from compsuite.toolkits.base import (Backend, begin_run, config_hash, finish_run, merge,
-                                     run_to_file, run_with_progress, thread_env, to_cli,
-                                     translate_split)
+from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
+                                     in_order, merge, run_to_file, run_with_progress,
+                                     thread_env, to_cli, translate_split)
 from compsuite.toolkits.fairseq.data import fairseq_subsets, write_fairseq, write_fairseq_pairs
 from compsuite.toolkits.writing import toolkit_command
 
 USER_DIR = ROOT / "fairseq_plugins"
 
 
+#: the names of the checkpoints :meth:`FairseqBackend.saved_checkpoints` lists
+SAVED_UPDATE = re.compile(r"checkpoint_\d+_(\d+)\.pt")
+SAVED_EPOCH = re.compile(r"checkpoint(\d+)\.pt")
+
+
 class FairseqBackend(Backend):
     name = "fairseq"
     data_folder = "fairseq-bin"
+    checkpoint_kinds = ("update", "epoch")
 
     def write_data(self, data: Dataset) -> Path:
         out = data.root / self.data_folder
@@ -61,30 +69,28 @@ class FairseqBackend(Backend):
                       joined_dictionary=data.joined_dictionary)
         return out
 
-    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
+    def saved_checkpoints(self, folder: Path) -> list[Checkpoint]:
         """``checkpoint_<epoch>_<updates>.pt``, the checkpoints ``--save-interval-updates``
-        writes (all kept with ``--keep-interval-updates -1``), as (updates, path) in
-        order."""
-        import re
+        writes (all kept with ``--keep-interval-updates -1``), as "update" checkpoints
+        numbered by the updates; then ``checkpoint<epoch>.pt``, fairseq's end-of-epoch
+        checkpoints or the ``save_epochs`` snapshots, as "epoch" ones.  Not
+        ``checkpoint_best.pt`` nor ``checkpoint_last.pt``."""
+        folder = Path(folder)
+        if not folder.is_dir():
+            return []
+        updates: dict[int, Path] = {}
+        epochs = []
+        for p in folder.glob("checkpoint*.pt"):
+            if m := SAVED_UPDATE.fullmatch(p.name):
+                updates[int(m.group(1))] = p
+            elif m := SAVED_EPOCH.fullmatch(p.name):
+                epochs.append(Checkpoint("epoch", int(m.group(1)), p))
+        return in_order([Checkpoint("update", n, p) for n, p in updates.items()] + epochs)
 
-        found: dict[int, Path] = {}
-        for p in (run_dir / "checkpoints").glob("checkpoint_*_*.pt"):
-            m = re.fullmatch(r"checkpoint_(\d+)_(\d+)\.pt", p.name)
-            if m:
-                found[int(m.group(2))] = p
-        return sorted(found.items())
-
-    def epoch_checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
-        """``checkpoint<epoch>.pt`` (fairseq's end-of-epoch checkpoints, or the
-        ``save_epochs`` snapshots), as (epoch, path) in order."""
-        import re
-
-        found = []
-        for p in (run_dir / "checkpoints").glob("checkpoint*.pt"):
-            m = re.fullmatch(r"checkpoint(\d+)\.pt", p.name)
-            if m:
-                found.append((int(m.group(1)), p))
-        return sorted(found)
+    def split_names(self, splits) -> dict[str, str]:
+        """fairseq-preprocess names the test prefixes ``test``, ``test1``, ... (the
+        ``--gen-subset`` names); train and valid keep theirs."""
+        return {**{s: s for s in splits}, **fairseq_subsets(splits)}
 
     def before_threads(self) -> None:
         from argparse import Namespace

@@ -61,8 +61,9 @@ from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
 from compsuite.foundation.io import atomic_open, read_lines
 from compsuite.models.decoding import Decoding, decoding
 from compsuite.schema import PositiveInt, check, join
-from compsuite.toolkits.base import (Backend, begin_run, config_hash, finish_run, merge,
-                                     predict_split, run_with_progress, thread_env)
+from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
+                                     in_order, merge, predict_split, run_with_progress,
+                                     thread_env)
 from compsuite.toolkits.hf.translator import META, folder_kind, model_class
 
 #: the training process never reaches the Hugging Face hub
@@ -173,6 +174,8 @@ def settings(run, profile: str, gpu: bool = False) -> Settings:
 # ----------------------------------------------------------------------------- the backend
 class HFBackend(Backend):
     name = "hf"
+    checkpoint_kinds = ("step",)   # Trainer's save_steps
+    checkpoint_folder = CHECKPOINTS
 
     def before_threads(self) -> None:
         import importlib
@@ -192,8 +195,8 @@ class HFBackend(Backend):
         s = settings(run, profile)
         return {"model": s.model, "kind": s.kind, "prompt": s.prompt}
 
-    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
-        return checkpoints(run_dir)
+    def saved_checkpoints(self, folder: Path) -> list[Checkpoint]:
+        return saved(folder)
 
     def config(self, run, profile: str, data: Dataset, run_dir: Path, seed: int) -> dict:
         """The training process's whole config (what ``config.json`` holds)."""
@@ -319,15 +322,20 @@ def evaluate_only(run, profile: str, run_dir: Path, threads: int | None) -> dict
             "threads": threads}
 
 
-def checkpoints(run_dir: Path) -> list[tuple[int, Path]]:
-    """``checkpoints/checkpoint-N`` folders that hold a model, in step order."""
-    folder = Path(run_dir) / CHECKPOINTS
+def saved(folder: Path) -> list[Checkpoint]:
+    """The ``checkpoint-N`` folders in ``folder`` that hold a model, in step order."""
     found = []
-    for p in folder.glob(PREFIX + "*"):
+    for p in Path(folder).glob(PREFIX + "*"):
         step = p.name[len(PREFIX):]
         if p.is_dir() and step.isdigit() and (p / META).is_file():
-            found.append((int(step), p))
-    return sorted(found)
+            found.append(Checkpoint("step", int(step), p))
+    return in_order(found)
+
+
+def checkpoints(run_dir: Path) -> list[tuple[int, Path]]:
+    """``checkpoints/checkpoint-N`` folders that hold a model, as (step, folder) in
+    step order."""
+    return [(c.at, c.path) for c in saved(Path(run_dir) / CHECKPOINTS)]
 
 
 # ----------------------------------------------------------------------------- stand-in models

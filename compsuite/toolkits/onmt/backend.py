@@ -28,8 +28,9 @@ from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open, load_mapping
 from compsuite.models.decoding import Decoding, decoding
 from compsuite.processes import set_aside_incomplete
-from compsuite.toolkits.base import (Backend, begin_run, config_hash, finish_run, merge,
-                                     run_with_progress, thread_env, translate_split)
+from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
+                                     in_order, merge, run_with_progress, thread_env,
+                                     translate_split)
 from compsuite.toolkits.onmt.data import write_onmt
 from compsuite.toolkits.writing import run_logged, toolkit_command
 
@@ -38,19 +39,28 @@ def load_yaml(path: Path) -> dict:
     return load_mapping(path, "a mapping of OpenNMT-py options")
 
 
-def checkpoint_step(path: Path) -> int:
-    """N of ``model_step_N.pt``."""
-    return int(re.search(r"_step_(\d+)\.pt$", path.name).group(1))
+#: the checkpoints' names (``save_model`` is ``<run dir>/checkpoints/model``)
+SAVED = re.compile(r"model_step_(\d+)\.pt")
+
+
+def saved(folder: Path) -> list[Checkpoint]:
+    """``model_step_N.pt`` in ``folder``, in step order."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return in_order(Checkpoint("step", int(m.group(1)), p)
+                    for p in folder.glob("model_step_*.pt") if (m := SAVED.fullmatch(p.name)))
 
 
 def checkpoints(run_dir: Path) -> list[Path]:
-    """``model_step_N.pt`` in step order."""
-    return sorted((run_dir / "checkpoints").glob("model_step_*.pt"), key=checkpoint_step)
+    """``model_step_N.pt`` of a run in step order."""
+    return [c.path for c in saved(Path(run_dir) / OnmtBackend.checkpoint_folder)]
 
 
 class OnmtBackend(Backend):
     name = "onmt"
     data_folder = "onmt"
+    checkpoint_kinds = ("step",)   # keep_checkpoint -1 keeps them all
 
     def write_data(self, data: Dataset) -> Path:
         if data.layout != "text_to_text":
@@ -60,8 +70,8 @@ class OnmtBackend(Backend):
         write_onmt(data.raw, out, splits=data.splits, allow_unknown=data.allow_unknown)
         return out
 
-    def checkpoints(self, run_dir: Path) -> list[tuple[int, Path]]:
-        return [(checkpoint_step(p), p) for p in checkpoints(run_dir)]
+    def saved_checkpoints(self, folder: Path) -> list[Checkpoint]:
+        return saved(folder)
 
     def config(self, run, profile: str, data: Dataset, run_dir: Path, seed: int) -> dict:
         """The complete onmt_train config of a run in a profile (before a test's options)."""
