@@ -227,21 +227,27 @@ def check_device(settings: Decoding) -> None:
 
 
 def load(conversion: Conversion | None, checkpoint: Path, generation: Decoding | dict,
-         toolkit_loader: Callable[[], object], fall_back: bool = True):
+         toolkit_loader: Callable[[], object]):
     """A translator of ``checkpoint`` (a file that exists) by the engine the decoding
-    settings ask for: CTranslate2 (converted once, cached beside it) where
-    ``conversion`` can convert the model and decode as its toolkit does, else the
-    toolkit's own (``toolkit_loader()``), with a one-line notice saying why
-    (``fall_back`` False: None instead, for a caller that decodes with the toolkit's own
-    command)."""
+    settings ask for: CTranslate2's (:func:`translator`) where it can decode the model
+    as its toolkit does, else the toolkit's own (``toolkit_loader()``)."""
     settings = decoding(generation)
     if not settings.fast:
         return toolkit_loader()
+    fast_model = translator(conversion, checkpoint, settings, toolkit_loader)
+    return fast_model if fast_model is not None else toolkit_loader()
 
-    def toolkit_instead(reason: str):
+
+def translator(conversion: Conversion | None, checkpoint: Path, settings: Decoding,
+               toolkit_loader: Callable[[], object] | None = None) -> CT2Translator | None:
+    """CTranslate2's translator of ``checkpoint`` (converted once, cached beside it), or
+    None where ``conversion`` says CTranslate2 cannot convert the model or decode it as
+    its toolkit does with these settings (a one-line notice says why; the caller
+    decodes with the toolkit).  ``toolkit_loader``: the toolkit's own translator of the
+    same checkpoint, for what only the toolkit gives (:class:`CT2Translator`)."""
+    def toolkit_instead(reason: str) -> None:
         notice(f"CTranslate2 cannot decode {reason}: decoding with "
                f"{conversion.toolkit if conversion else 'its toolkit'} instead")
-        return toolkit_loader() if fall_back else None
 
     from compsuite.foundation.io import sha256_file
 

@@ -11,8 +11,8 @@ A backend wraps one toolkit behind the same small interface:
   command, or by CTranslate2 where the decoding settings ask for it and it decodes as
   the toolkit does (:meth:`Backend.conversion`); what was written is kept for a resumed
   evaluation;
-* :meth:`Backend.load`: a checkpoint as a translator or classifier (the protocols of
-  ``compsuite.eval``), for tests with the model in the loop;
+* :meth:`Backend.load`: a checkpoint as a translator or a classifier (a
+  :class:`compsuite.models.protocol.Model`), for tests with the model in the loop;
 * :meth:`Backend.checkpoints`: the checkpoints a training saved on its way
   (:class:`Checkpoint`: kind, number, path), for a study that tests or selects them;
   :attr:`Backend.checkpoint_kinds` says which kinds a backend saves.  Only the backend
@@ -158,10 +158,10 @@ class Backend:
         from compsuite.models import ctranslate2
         from compsuite.toolkits.checkpoints import existing
 
-        return ctranslate2.load(
-            self.conversion(data), existing(trained["checkpoint"]), generation,
-            lambda: self.load(trained["checkpoint"], data, "translator",
-                              decoding(generation).toolkit()), fall_back=False)
+        settings = decoding(generation)
+        return ctranslate2.translator(
+            self.conversion(data), existing(trained["checkpoint"]), settings,
+            lambda: self.load(trained["checkpoint"], data, "translator", settings.toolkit()))
 
     def _unsupported(self, kind: str):
         return ConfigError(f"the {self.name} backend cannot load a model as a {kind}")

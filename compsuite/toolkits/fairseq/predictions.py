@@ -1,5 +1,5 @@
 """fairseq-generate's output (``S-``/``T-``/``H-`` lines, any order, ids re-sorted)
-read into :class:`compsuite.eval.readers.predictions.Predictions`.
+read into :class:`compsuite.models.predictions.Predictions`.
 """
 from __future__ import annotations
 
