@@ -1,7 +1,6 @@
-"""Toolkit checkpoints for models in the loop: which toolkit wrote a checkpoint,
-removing one, and fairseq's loading (shared by the fairseq translator and classifier).
-A checkpoint of any toolkit is loaded through the backend of the toolkit that wrote it:
-:func:`compsuite.toolkits.load_checkpoint`.
+"""Toolkit checkpoints for models in the loop: which toolkit wrote a checkpoint file,
+and the errors for a missing or unreadable one.  A checkpoint of any toolkit is loaded
+through the backend of the toolkit that wrote it: :func:`compsuite.toolkits.load_checkpoint`.
 
 Each loader imports its toolkit when called (through
 :func:`compsuite.toolkit_noise.import_toolkit`, which keeps its per-batch logging to

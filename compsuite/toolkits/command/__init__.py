@@ -1,2 +1,3 @@
-"""The command backend: everything of this toolkit in one place."""
+"""A program of the user's behind the command protocol (docs/command_protocol.md): the
+backend of its evaluate-only runs and the protocol's client (model.py)."""
 from .backend import BACKEND  # noqa: F401

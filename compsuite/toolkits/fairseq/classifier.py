@@ -1,4 +1,4 @@
-"""fairseq backend of the classifier protocol: a checkpoint trained with
+"""The fairseq classifier (the model protocol's classify and features): a checkpoint trained with
 ``--task sequence_classification`` (``--user-dir fairseq_plugins``), whose model maps
 ``src_tokens``/``src_lengths`` to class logits and offers ``features``; or with
 ``--task sentence_pair_classification``, whose inputs are (premise, hypothesis) pairs of

@@ -1,5 +1,7 @@
-"""fairseq backend: fairseq's own hub interface (``GeneratorHubInterface``) over a
-checkpoint trained with ``--user-dir fairseq_plugins``; greedy decoding unless ``beam`` > 1."""
+"""The fairseq translator (the model protocol's translate and embed): fairseq's own hub
+interface (``GeneratorHubInterface``) over a checkpoint trained with ``--user-dir
+fairseq_plugins``; greedy decoding unless ``beam`` > 1.  And CTranslate2's view of
+fairseq checkpoints (:class:`FairseqConversion`)."""
 from __future__ import annotations
 
 from pathlib import Path

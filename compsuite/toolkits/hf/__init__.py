@@ -1,2 +1,4 @@
-"""The hf backend: everything of this toolkit in one place."""
+"""Hugging Face: its backend (a local model folder, fine-tuned with LoRA or fully),
+the training program it runs in a child process (train.py), and the model as a
+translator or a classifier in the loop (translator.py, classifier.py)."""
 from .backend import BACKEND  # noqa: F401

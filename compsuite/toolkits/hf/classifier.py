@@ -1,4 +1,4 @@
-"""Hugging Face backend of the classifier protocol: a local sequence-classification model
+"""The Hugging Face classifier (the model protocol's classify and features): a local sequence-classification model
 (``AutoModelForSequenceClassification`` and its tokenizer, loaded with
 ``local_files_only``: nothing is downloaded), from a plain model folder or from an
 evaluate-only run's folder whose ``compsuite_hf.json`` names it (``model``).

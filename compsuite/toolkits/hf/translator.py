@@ -1,4 +1,4 @@
-"""Hugging Face backend: a checkpoint folder of the suite's hf backend (a full model, or
+"""The Hugging Face translator: a checkpoint folder of the suite's hf backend (a full model, or
 a LoRA adapter over its base model), an evaluate-only run's folder (``compsuite_hf.json``
 naming the user's model folder), or any local Hugging Face model folder, as a translator.
 

@@ -1,4 +1,4 @@
-"""OpenNMT-py backend: OpenNMT-py's own inference engine (``InferenceEnginePY``,
+"""The OpenNMT-py translator: OpenNMT-py's own inference engine (``InferenceEnginePY``,
 what ``onmt_translate`` runs) on a list of sources; greedy decoding unless ``beam`` > 1."""
 from __future__ import annotations
 
