@@ -1,8 +1,8 @@
-"""The fairseq classifier (the model protocol's classify and features): a checkpoint trained with
-``--task sequence_classification`` (``--user-dir fairseq_plugins``), whose model maps
-``src_tokens``/``src_lengths`` to class logits and offers ``features``; or with
-``--task sentence_pair_classification``, whose inputs are (premise, hypothesis) pairs of
-tokenised strings (words outside the dictionary become ``<unk>``, counted in
+"""The fairseq classifier (the model protocol's classify and features): a checkpoint
+trained with ``--task sequence_classification`` (``--user-dir fairseq_plugins``), whose
+model maps ``src_tokens``/``src_lengths`` to class logits and offers ``features``; or
+with ``--task sentence_pair_classification``, whose inputs are (premise, hypothesis)
+pairs of tokenised strings (words outside the dictionary become ``<unk>``, counted in
 ``unknown_words``; single sequences with such words are an error), with a third item, a
 dict of the raw ``--pair-inputs`` lines, for a model that reads parses, tags or
 characters (:attr:`FairseqClassifier.pair_inputs`)."""

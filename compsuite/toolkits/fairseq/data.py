@@ -13,7 +13,8 @@ from typing import Sequence
 from compsuite.foundation.errors import DataError
 from compsuite.foundation.io import atomic_open
 from compsuite.foundation.manifest import is_complete
-from compsuite.toolkits.writing import SPLITS, begin_writing, complete_writing, run_logged, toolkit_command
+from compsuite.toolkits.writing import (SPLITS, begin_writing, complete_writing, run_logged,
+                                        toolkit_command)
 
 PAIR_SIDES = ("premise", "hypothesis", "label")
 #: per-word streams a sentence pair may carry beside its words

@@ -39,8 +39,9 @@ key by key) say where the model comes from and how it is trained:
   ``load_in_8bit`` (bitsandbytes; refused without CUDA).
 
 Training runs in a child process (``python -m compsuite.toolkits.hf.train
-CONFIG.json``, :mod:`compsuite.toolkits.hf.train`, the command a user can rerun), resumes from its newest checkpoint, and
-writes into each checkpoint ``compsuite_hf.json`` (prompt, kind, answer stop), so any
+CONFIG.json``, :mod:`compsuite.toolkits.hf.train`, the command a user can rerun),
+resumes from its newest checkpoint, and writes into each checkpoint
+``compsuite_hf.json`` (prompt, kind, answer stop), so any
 checkpoint folder loads as a translator by itself.  The dataset must carry plain text
 (``Dataset.text``, or raw ``{split}.src``/``.tgt`` files that are plain already): the
 model brings its own tokenizer.

@@ -1,7 +1,7 @@
-"""The Hugging Face classifier (the model protocol's classify and features): a local sequence-classification model
-(``AutoModelForSequenceClassification`` and its tokenizer, loaded with
-``local_files_only``: nothing is downloaded), from a plain model folder or from an
-evaluate-only run's folder whose ``compsuite_hf.json`` names it (``model``).
+"""The Hugging Face classifier (the model protocol's classify and features): a local
+sequence-classification model (``AutoModelForSequenceClassification`` and its tokenizer,
+loaded with ``local_files_only``: nothing is downloaded), from a plain model folder or
+from an evaluate-only run's folder whose ``compsuite_hf.json`` names it (``model``).
 
 Inputs are strings, or (premise, hypothesis) pairs (a third item, the extra inputs
 another backend's model may read, is ignored), encoded as the tokenizer encodes a

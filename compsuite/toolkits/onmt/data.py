@@ -9,7 +9,8 @@ from typing import Sequence
 
 from compsuite.foundation.errors import ToolkitError
 from compsuite.foundation.io import atomic_open
-from compsuite.toolkits.writing import SPLITS, begin_writing, complete_writing, run_logged, toolkit_command
+from compsuite.toolkits.writing import (SPLITS, begin_writing, complete_writing, run_logged,
+                                        toolkit_command)
 
 
 def write_onmt(raw_dir: str | Path, out_dir: str | Path, splits: Sequence[str] = SPLITS,
