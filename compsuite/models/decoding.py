@@ -14,11 +14,11 @@ and the profile set), so a result says what was asked, not what defaults filled 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Literal, Mapping
 
 from compsuite.foundation.errors import ConfigError
-from compsuite.schema import PositiveInt, check, join
+from compsuite.schema import PositiveInt, check
 
 ENGINES = ("toolkit", "ctranslate2")
 DEVICES = ("cpu", "cuda")
@@ -53,10 +53,10 @@ class Decoding:
     def check(self, where: str) -> None:
         """What involves several keys, or wants the engine's own wording."""
         if self.engine not in ENGINES:
-            raise ConfigError(f"{join(where, 'engine')}: {self.engine!r} is not an engine; "
+            raise ConfigError(f"{where}.engine: {self.engine!r} is not an engine; "
                               f"choose one of {', '.join(ENGINES)}")
         if self.device is not None and self.device not in DEVICES:
-            raise ConfigError(f"{join(where, 'device')}: {self.device!r}; choose one of "
+            raise ConfigError(f"{where}.device: {self.device!r}; choose one of "
                               f"{', '.join(DEVICES)}")
         if self.engine != "ctranslate2" and (self.compute_type or self.device):
             raise ConfigError(f"{where}: compute_type and device are CTranslate2's settings; "
@@ -64,7 +64,7 @@ class Decoding:
                               "device they find)")
         device = self.device or "cpu"
         if self.compute_type is not None and self.compute_type not in COMPUTE_TYPES[device]:
-            raise ConfigError(f"{join(where, 'compute_type')}: {self.compute_type!r} is not "
+            raise ConfigError(f"{where}.compute_type: {self.compute_type!r} is not "
                               f"available on {device}; choose one of "
                               f"{', '.join(COMPUTE_TYPES[device])}")
 
@@ -98,8 +98,3 @@ def decoding(value: Decoding | Mapping[str, Any] | None,
         raise ConfigError(f"{where}: expected a mapping of decoding settings "
                           f"(beam, batch_size, max_length), got {value!r}")
     return check(Decoding, dict(value or {}), where)
-
-
-def as_mapping(settings: Decoding) -> dict[str, Any]:
-    """Every setting, defaults included (for a record)."""
-    return asdict(settings)
