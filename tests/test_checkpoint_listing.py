@@ -28,8 +28,10 @@ def listed(checkpoints):
 
 def test_every_backend_declares_the_kinds_it_saves():
     kinds = {name: get_backend(name).checkpoint_kinds for name in backend_names()}
-    assert kinds == {"command": (), "fairseq": ("update", "epoch"), "files": (),
-                     "hf": ("step",), "onmt": ("step",)}
+    suite = {"command": (), "fairseq": ("update", "epoch"), "files": (), "hf": ("step",),
+             "onmt": ("step",)}
+    # a backend registered from outside (the example study's, once imported) may join
+    assert {k: v for k, v in kinds.items() if k in suite} == suite
     assert all(set(k) <= set(CHECKPOINT_KINDS) for k in kinds.values())
 
 
