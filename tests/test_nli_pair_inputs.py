@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from compsuite.toolkits import writing as writers
+from compsuite.toolkits.fairseq import data as writers
 from compsuite.foundation.errors import DataError
 
 ROOT = Path(__file__).resolve().parent.parent
