@@ -14,27 +14,53 @@ STUDY = get_study("pcfgset")
 PAPER_RUNS = STUDY.profile("paper").runs
 
 
-@pytest.mark.parametrize("run_name", PAPER_RUNS)
-def test_paper_config_runs_one_update(run_name, tiny_data, tmp_path):
-    run = STUDY.run(run_name)
+def _command(run, tiny_data, folder):
+    """The toolkit's training command of ``run``'s paper configuration for one update
+    into ``folder``: (command, the checkpoint it must write, the OpenNMT-py config)."""
     if run.toolkit == "onmt":
-        cfg = get_backend("onmt").config(run, "paper", tiny_data, tmp_path, seed=1)
+        cfg = get_backend("onmt").config(run, "paper", tiny_data, folder, seed=1)
         cfg.update(train_steps=1, valid_steps=1000, save_checkpoint_steps=1, report_every=1,
                    bucket_size=2048, num_workers=0)  # data loading only: fast start on tiny data
-        (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
-        cmd = toolkit_command("onmt_train") + ["-config", str(tmp_path / "config.yaml")]
-        expect = tmp_path / "checkpoints" / "model_step_1.pt"
-    else:
-        args = get_backend("fairseq").train_args(run, "paper")
-        args.update(max_update=1, max_epoch=None, cpu=True, disable_validation=True,
-                    save_dir=str(tmp_path / "ck"), num_workers=0)
-        cmd = toolkit_command("fairseq-train") + [str(tiny_data.folder("fairseq")), "--user-dir",
-                                                   "fairseq_plugins"] + to_cli(args)
-        expect = tmp_path / "ck" / "checkpoint_last.pt"
+        (folder / "config.yaml").write_text(yaml.safe_dump(cfg))
+        cmd = toolkit_command("onmt_train") + ["-config", str(folder / "config.yaml")]
+        return cmd, folder / "checkpoints" / "model_step_1.pt", cfg
+    args = get_backend("fairseq").train_args(run, "paper")
+    args.update(max_update=1, max_epoch=None, cpu=True, disable_validation=True,
+                save_dir=str(folder / "ck"), num_workers=0)
+    cmd = toolkit_command("fairseq-train") + [str(tiny_data.folder("fairseq")), "--user-dir",
+                                               "fairseq_plugins"] + to_cli(args)
+    return cmd, folder / "ck" / "checkpoint_last.pt", None
+
+
+@pytest.fixture(scope="module")
+def one_update(tiny_data, tmp_path_factory):
+    """Every paper run's one update, two trainings side by side (a thread each: most of
+    a run's time is its toolkit's start, on one core): run name -> (exit code, output,
+    checkpoint, OpenNMT-py config)."""
+    import os
+
     from conftest import ROOT
 
-    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    jobs = {name: _command(STUDY.run(name), tiny_data, tmp_path_factory.mktemp(name))
+            for name in PAPER_RUNS}
+    done = {}
+    names = list(jobs)
+    for start in range(0, len(names), 2):
+        procs = {n: subprocess.Popen(jobs[n][0], cwd=ROOT, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, env=env)
+                 for n in names[start:start + 2]}
+        for n, proc in procs.items():
+            out, _ = proc.communicate(timeout=300)
+            done[n] = (proc.returncode, out, *jobs[n][1:])
+    return done
+
+
+@pytest.mark.parametrize("run_name", PAPER_RUNS)
+def test_paper_config_runs_one_update(run_name, one_update):
+    run = STUDY.run(run_name)
+    returncode, output, expect, cfg = one_update[run_name]
+    assert returncode == 0, output[-3000:]
     assert expect.is_file()
     # the checkpoint records the paper's architecture, not a default
     import torch

@@ -10,8 +10,6 @@ docs/adding_a_study.md; a study added later is covered without editing this file
   provenance record, a report in Markdown and JSON, and a second run skips everything.
 """
 import argparse
-import subprocess
-import sys
 
 import pytest
 import yaml
@@ -66,13 +64,15 @@ def _subcommands(name: str) -> list[list[str]]:
 
 
 @pytest.mark.parametrize("name", STUDIES)
-def test_subcommands_print_help(name):
+def test_subcommands_print_help(name, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
     commands = _subcommands(name)
     assert any(c[0] == "data" for c in commands), "every study generates its data"
+    from test_readme import help_of
+
     for words in commands:
-        r = subprocess.run([sys.executable, "-m", "compsuite.cli", *words, "--help"],
-                           capture_output=True, text=True, cwd=ROOT)
-        assert r.returncode == 0 and "usage" in r.stdout, (words, r.stderr[-2000:])
+        code, out, err = help_of(words, capsys)
+        assert code == 0 and "usage" in out, (words, err[-2000:])
 
 
 @pytest.mark.parametrize("where", ["top", "profile"])
