@@ -74,7 +74,6 @@ def test_decoding_settings_are_read_once_and_typed():
     d = decoding({"beam": 5, "max_length": 250})
     assert d == Decoding(beam=5, max_length=250) and d.batch(256) == 256
     assert decoding(d) is d and decoding(None) == Decoding()
-    assert d.given() == {"beam": 5, "max_length": 250}
     fast = decoding({"engine": "ctranslate2", "compute_type": "int8"})
     assert fast.fast and fast.toolkit() == Decoding()
 

@@ -14,7 +14,7 @@ and the profile set), so a result says what was asked, not what defaults filled 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Mapping
 
 from compsuite.foundation.errors import ConfigError
@@ -81,11 +81,6 @@ class Decoding:
         """These settings with the toolkit as the engine (CTranslate2's left out)."""
         return replace(self, engine="toolkit", compute_type=None, device=None)
 
-    def given(self) -> dict[str, Any]:
-        """The settings that differ from the defaults, as a mapping."""
-        defaults = Decoding()
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if getattr(self, f.name) != getattr(defaults, f.name)}
 
 
 def decoding(value: Decoding | Mapping[str, Any] | None,

@@ -121,26 +121,24 @@ class ModelBase:
         """Stop what the model runs (a program's process); most need nothing."""
 
 
-def require(model: Model, task: str, test: str, why: str) -> None:
-    """Before asking ``model`` for ``task`` (a representation: ``features``, ``embed``)
-    in ``test``: a model that replays stored answers refuses it (:class:`InTheLoop`,
-    ``why`` saying why the test needs the model itself), one that does not declare the
-    task is :class:`Unavailable`."""
+def require_model(model: Model, test: str, why: str) -> None:
+    """Refuse a model that only replays stored answers (``model.replays``) for a test
+    that needs the model in the loop: ``test`` and ``why`` say which and why."""
     if model.replays:
         raise model.refused(in_the_loop(test, why))
-    if task not in model.capabilities:
-        raise Unavailable(f"{model.name} gives no {TASK_WORDS.get(task, task)}")
 
 
 #: what a task gives, in messages
 TASK_WORDS = {"embed": "input embeddings", "features": "representations"}
 
 
-def require_model(model: Model, test: str, why: str) -> None:
-    """Refuse a model that only replays stored answers (``model.replays``) for a test
-    that needs the model in the loop: ``test`` and ``why`` say which and why."""
-    if model.replays:
-        raise model.refused(in_the_loop(test, why))
+def require(model: Model, task: str, test: str, why: str) -> None:
+    """Before asking ``model`` for ``task`` (a representation: ``features``, ``embed``)
+    in ``test``: a model that replays stored answers refuses it (:func:`require_model`),
+    one that does not declare the task is :class:`Unavailable`."""
+    require_model(model, test, why)
+    if task not in model.capabilities:
+        raise Unavailable(f"{model.name} gives no {TASK_WORDS.get(task, task)}")
 
 
 def count_batches(translator: Model, owner, method: str,

@@ -151,6 +151,23 @@ class Backend:
         was trained on), or None: CTranslate2 does not decode this toolkit's models."""
         return None
 
+    def translate_fast(self, trained: dict, data: Dataset, text: Path, split: str,
+                       generation: Decoding, run_dir: Path, show: bool = True,
+                       wrap=None) -> Path | None:
+        """``run_dir/pred-{split}.<tag>.txt``: ``text/{split}.src`` decoded by CTranslate2
+        (:func:`translate_split`; the tag names the precision, see
+        :func:`compsuite.models.ctranslate2.prediction_tag`), kept and read back when
+        resumed; None where CTranslate2 cannot decode the model as the toolkit does (a
+        notice said why): the toolkit's own command then predicts."""
+        from compsuite.models.ctranslate2 import prediction_tag
+
+        out = run_dir / f"pred-{split}.{prediction_tag(generation)}.txt"
+        model = None if out.is_file() else self.fast_translator(trained, data, generation)
+        if model is None and not out.is_file():
+            return None
+        return translate_split(self, trained, data, text, split, generation, run_dir, show,
+                               model=model, name=out.name, wrap=wrap)
+
     def fast_translator(self, trained: dict, data: Dataset, generation: Decoding | dict):
         """CTranslate2's translator of ``trained``'s checkpoint, to predict a split with;
         None where CTranslate2 cannot decode it as the toolkit does (a notice said why):
@@ -183,7 +200,6 @@ class TextModelBackend(Backend):
 
     def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
                 run_dir: Path, show: bool = True, wrap=None) -> Predictions:
-        generation = decoding(generation)
         return predict_split(self, trained, data, model_text(data), split, generation,
                              run_dir, show, wrap=wrap)
 

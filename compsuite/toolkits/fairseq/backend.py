@@ -43,7 +43,7 @@ from compsuite.models.decoding import Decoding, decoding
 from compsuite.processes import set_aside_incomplete
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
                                      in_order, merge, run_to_file, run_with_progress,
-                                     thread_env, to_cli, translate_split)
+                                     thread_env, to_cli)
 from compsuite.toolkits.fairseq.data import fairseq_subsets, write_fairseq, write_fairseq_pairs
 from compsuite.toolkits.writing import toolkit_command
 
@@ -157,9 +157,9 @@ class FairseqBackend(Backend):
 
     def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
                 run_dir: Path, show: bool = True, wrap=None):
-        generation = decoding(generation)
         from compsuite.toolkits.fairseq.predictions import read_fairseq_generate
 
+        generation = decoding(generation)
         if generation.fast:
             preds = self.predict_fast(trained, data, split, generation, run_dir, show, wrap)
             if preds is not None:
@@ -169,10 +169,9 @@ class FairseqBackend(Backend):
             self.generate(trained, data, split, generation, out, show)
         return read_fairseq_generate(out)
 
-    def generate(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+    def generate(self, trained: dict, data: Dataset, split: str, generation: Decoding,
                  out: Path, show: bool) -> None:
         """``fairseq-generate`` on the split, its output into ``out``."""
-        generation = decoding(generation)
         task = trained.get("args", {}).get("task", "translation")
         cmd = toolkit_command("fairseq-generate") + [
             str(data.folder(self.name)), "--user-dir", str(USER_DIR), "--task", task,
@@ -193,24 +192,20 @@ class FairseqBackend(Backend):
                     desc=f"fairseq-generate {split}", total=total, line_pattern=r"H-\d+\t",
                     show=show)
 
-    def predict_fast(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+    def predict_fast(self, trained: dict, data: Dataset, split: str, generation: Decoding,
                      run_dir: Path, show: bool = True, wrap=None):
         """The split decoded by CTranslate2 (``pred-{split}.ct2.txt``, one output per
         line), beside its sources and references as fairseq-generate renders them (its
         dictionaries' ``<unk>``); None where CTranslate2 cannot decode the model
         (fairseq-generate then does)."""
-        generation = decoding(generation)
         from compsuite.foundation.io import read_aligned, read_lines
-        from compsuite.models.ctranslate2 import prediction_tag
         from compsuite.models.predictions import Predictions
         from compsuite.toolkits.fairseq.predictions import rendered
 
-        out = run_dir / f"pred-{split}.{prediction_tag(generation)}.txt"
-        model = None if out.is_file() else self.fast_translator(trained, data, generation)
-        if model is None and not out.is_file():
+        out = self.translate_fast(trained, data, data.raw, split, generation, run_dir, show,
+                                  wrap)
+        if out is None:
             return None
-        translate_split(self, trained, data, data.raw, split, generation, run_dir, show,
-                        model=model, name=out.name, wrap=wrap)
         sources, targets = read_aligned(data.raw / f"{split}.src", data.raw / f"{split}.tgt")
         hyps = read_lines(out, allow_empty=True)
         folder = data.folder(self.name)

@@ -245,7 +245,6 @@ class HFBackend(Backend):
 
     def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
                 run_dir: Path, show: bool = True, wrap=None):
-        generation = decoding(generation)
         return predict_split(self, trained, data, plain(data), split, generation, run_dir,
                              show, wrap=wrap)
 

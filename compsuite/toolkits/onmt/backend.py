@@ -29,8 +29,7 @@ from compsuite.foundation.io import atomic_open, load_mapping
 from compsuite.models.decoding import Decoding, decoding
 from compsuite.processes import set_aside_incomplete
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
-                                     in_order, merge, run_with_progress, thread_env,
-                                     translate_split)
+                                     in_order, merge, run_with_progress, thread_env)
 from compsuite.toolkits.onmt.data import write_onmt
 from compsuite.toolkits.writing import run_logged, toolkit_command
 
@@ -135,28 +134,23 @@ class OnmtBackend(Backend):
 
     def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
                 run_dir: Path, show: bool = True, wrap=None):
-        generation = decoding(generation)
-        from compsuite.models.ctranslate2 import prediction_tag
         from compsuite.models.predictions import read_plain
 
-        if generation.fast:
-            fast = run_dir / f"pred-{split}.{prediction_tag(generation)}.txt"
-            model = None if fast.is_file() else self.fast_translator(trained, data, generation)
-            if fast.is_file() or model is not None:   # else onmt_translate (a notice said why)
-                translate_split(self, trained, data, data.folder(self.name), split, generation,
-                                run_dir, show, model=model, name=fast.name, wrap=wrap)
-                return read_plain(fast, data.raw / f"{split}.tgt", data.raw / f"{split}.src",
-                                  fmt="ctranslate2")
+        generation = decoding(generation)
+        fast = None if not generation.fast else self.translate_fast(
+            trained, data, data.folder(self.name), split, generation, run_dir, show, wrap)
+        if fast is not None:   # else onmt_translate (a notice said why)
+            return read_plain(fast, data.raw / f"{split}.tgt", data.raw / f"{split}.src",
+                              fmt="ctranslate2")
         out = run_dir / f"pred-{split}.txt"
         if not out.is_file():
             self.translate_file(trained, data, split, generation, out, show)
         return read_plain(out, data.raw / f"{split}.tgt", data.raw / f"{split}.src",
                           fmt="onmt_translate")
 
-    def translate_file(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+    def translate_file(self, trained: dict, data: Dataset, split: str, generation: Decoding,
                        out: Path, show: bool) -> None:
         """``onmt_translate`` on the split into ``out`` (written beside, then moved)."""
-        generation = decoding(generation)
         from compsuite.toolkits.onmt.translator import NO_LENGTH_RATIO, length_penalty_args
 
         tmp = out.with_name(out.name + ".tmp")
