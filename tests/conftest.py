@@ -2,7 +2,15 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
+# The tests run two streams at once on the suite's two cores: the tests themselves and,
+# niced, the tiny profiles they read (TinyRuns, below).  A torch process with two threads
+# then spins on a core the other stream holds (paradox's tiny run: 300 s of CPU instead of
+# 100): every torch process of the session, this one and those it starts, takes one.
+# Set before anything imports torch; a user's own setting is kept.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import pytest  # noqa: E402
 
 from compsuite.foundation.dataset import Dataset
 from compsuite.studies.base import Run
