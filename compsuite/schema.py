@@ -7,7 +7,8 @@ raises a :class:`~compsuite.foundation.errors.ConfigError` that names the file a
 the study.  Types it understands:
 
 * ``int``, ``float`` (an int is accepted), ``str``, ``bool``, ``Any``;
-* ``Literal["a", "b"]`` (one of these values), ``X | None`` (one type or none);
+* ``Literal["a", "b"]`` (one of these values), ``X | None`` (one type or none),
+  ``X | Y`` (the first of the types that takes the value);
 * ``list[X]``, ``dict[str, X]``, ``dict[Literal[...], X]`` (keys checked too);
 * another dataclass (checked recursively);
 * ``Annotated[X, check, ...]``: after the type, each ``check(value, where)`` runs
@@ -144,10 +145,15 @@ def convert(tp: Any, value: Any, where: str) -> Any:
         options = [a for a in args if a is not type(None)]
         if value is None and len(options) < len(args):
             return None
-        if len(options) != 1:
-            raise TypeError(f"compsuite.schema: unsupported type {tp!r} at {where} "
-                            "(one type, or one type | None)")
-        return convert(options[0], value, where)
+        if len(options) == 1:
+            return convert(options[0], value, where)
+        wrong = []   # several types (a number or "auto", say): the first that takes it
+        for option in options:
+            try:
+                return convert(option, value, where)
+            except ConfigError as e:
+                wrong.append(str(e).removeprefix(f"{where}: ").removesuffix(f", not {value!r}"))
+        raise ConfigError(f"{where}: {' or '.join(wrong)}, not {value!r}")
     if origin is Literal:
         if value not in args:
             names = ", ".join(map(str, args))

@@ -476,3 +476,98 @@ def test_a_junk_config_is_not_a_model_config_naming_the_users_folder(tmp_path):
         backend.load(done["checkpoint"], None, "translator")
     assert str(e.value).startswith(f"{bert.resolve()}: a sequence-classification model, not a "
                                    "translator")
+
+
+# ----------------------------------------------------------------------------- decoding at scale
+LONGER = ["Emma saw Liam and Mia found Noah.", "Liam.", "Noah found Emma, Mia saw Liam, "
+          "Emma found Mia.", "Mia saw Noah."]
+
+
+def test_adapters_swap_on_one_loaded_base(trained, monkeypatch):
+    """Selection decodes every saved adapter: the base is loaded once and each adapter
+    loaded onto it; the answers are those of a base loaded afresh for each."""
+    from transformers import AutoModelForCausalLM
+
+    from compsuite.toolkits.hf.translator import SharedBase
+
+    data, root, _, _ = trained
+    backend = get_backend("hf")
+    ckpts = [c.path for c in backend.checkpoints(root / "lora", "step")]
+    loads = []
+    real = AutoModelForCausalLM.from_pretrained
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained",
+                        lambda *a, **k: loads.append(a[0]) or real(*a, **k))
+    monkeypatch.setattr(SharedBase, "_kept", None)
+    src = [s for s, _ in pairs()][:7] + LONGER
+    swapped = [backend.load(c, data, "translator", {"batch_size": 4}).translate(src)
+               for c in ckpts]
+    assert len(loads) == 1 and len(SharedBase._kept.adapters) == 2
+    fresh = []
+    for c in ckpts:
+        SharedBase._kept = None
+        fresh.append(backend.load(c, data, "translator", {"batch_size": 4}).translate(src))
+    assert len(loads) == 3 and fresh == swapped
+
+
+@pytest.mark.parametrize("setting", ["merge", "sort", "stop_early"])
+def test_merged_sorted_and_stopped_early_give_the_same_answers(trained, setting):
+    """In float32 on the CPU: an adapter merged into a copy of its base, inputs sorted by
+    length, greedy generation stopped at the stop string: each gives the answers of the
+    plain way (unmerged, in input order, to the end-of-sentence token or the cap)."""
+    from compsuite.toolkits.hf.translator import HFTranslator
+
+    data, root, _, full = trained
+    src = [s for s, _ in pairs()] + LONGER
+    adapters = [c.path for c in get_backend("hf").checkpoints(root / "lora", "step")]
+    for ckpt in adapters + [Path(full["checkpoint"])]:
+        new = HFTranslator(ckpt, batch_size=5, **{setting: True})
+        old = HFTranslator(ckpt, batch_size=5, **{setting: False})
+        assert new.translate(src) == old.translate(src), (ckpt, setting)
+        if setting == "merge" and ckpt in adapters:   # merged: no LoRA layer decodes
+            assert not any("lora" in n for n, _ in new.model.named_parameters())
+            assert any("lora" in n for n, _ in old.model.named_parameters())
+
+
+def test_generation_stops_once_the_answer_holds_a_stop(trained):
+    """The criterion reads the generated tokens only: the prompt's own newline stops
+    nothing; a newline in the answer stops that prompt, not its neighbours."""
+    import torch
+
+    from compsuite.toolkits.hf.translator import StopAtAnswerEnd, prompt_ids
+
+    _, _, _, full = trained
+    t = get_backend("hf").load(full["checkpoint"], None, "translator", {})
+    tok = t.tokenizer
+    prompt = prompt_ids(tok, PROMPT.format(input="Emma saw Liam."), True)
+    assert "\n" in tok.decode(prompt)
+
+    answers = [tok(a, add_special_tokens=False)["input_ids"]
+               for a in ("エマが", "エマが\nリアム", "エマ")]
+    m = max(map(len, answers))   # a batch's answers: as long as each other (padding after)
+    ids = torch.tensor([prompt + a + [tok.pad_token_id] * (m - len(a)) for a in answers])
+    stop = StopAtAnswerEnd(tok, ["\n"], len(prompt))
+    assert stop(ids, None).tolist() == [False, True, False]
+    assert stop(ids[:, :len(prompt) + 1], None).tolist() == [False, False, False]
+
+
+def test_answer_room_comes_from_the_data_unless_set(trained, tmp_path):
+    import shutil
+
+    from compsuite.toolkits.hf.translator import META, answer_room
+
+    data, _, _, full = trained
+    backend = get_backend("hf")
+    refs = (data.text / "valid.tgt").read_text(encoding="utf-8").splitlines()
+    t = backend.load(full["checkpoint"], data, "translator", {})
+    assert t.max_new_tokens == 24                   # the run's own max_new_tokens
+    assert backend.load(full["checkpoint"], data, "translator",
+                        {"max_new_tokens": 7}).max_new_tokens == 7
+    longest = max(len(t.tokenizer(r, add_special_tokens=False)["input_ids"]) for r in refs)
+    assert answer_room(t.tokenizer, refs) == longest + 16
+    assert answer_room(t.tokenizer, ["x " * 200]) > 200 * 5 // 4 - 1
+    # a run that sets none: the development targets decide; without data, 256
+    unset = shutil.copytree(full["checkpoint"], tmp_path / "unset")
+    meta = json.loads((unset / META).read_text())
+    (unset / META).write_text(json.dumps({**meta, "max_new_tokens": None}))
+    assert backend.load(unset, data, "translator", {}).max_new_tokens == longest + 16
+    assert backend.load(unset, None, "translator", {}).max_new_tokens == 256

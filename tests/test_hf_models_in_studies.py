@@ -329,7 +329,8 @@ def test_a_causal_lm_folder_loads_through_load_translator(tmp_path):
 
     folder = tiny_llama(tmp_path / "llama", ["a b c d e", "f g h"])
     t = load_translator(folder, None, batch_size=2)
-    assert t.meta == {"prompt": "{input}", "stop": [], "max_new_tokens": 256, "kind": "causal"}
+    assert t.meta == {"prompt": "{input}", "stop": [], "max_new_tokens": None, "kind": "causal"}
+    assert t.max_new_tokens == 256   # no data to size the answers by
     assert t.causal
     t.max_new_tokens = 5
     out = t.translate(["a b", "c d e", "f"])
@@ -475,3 +476,22 @@ def test_pcfgset_localism_takes_a_model_folder(tmp_path, capsys):
                  str(unrolled), "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["n"] == 1 and res["model_calls"] == 3 and res["input"]["checkpoint"] == str(llama)
+
+
+def test_a_classifier_batches_by_length_and_keeps_the_inputs_order(classifier):
+    """Batches sorted by length give each input the probabilities it gets alone, in the
+    inputs' order; ``batch_size: auto`` on the CPU is the default (32)."""
+    import numpy as np
+
+    from compsuite.toolkits import get_backend
+
+    batched = get_backend("hf").load(classifier, None, "classifier", {"batch_size": 3})
+    alone = get_backend("hf").load(classifier, None, "classifier", {"batch_size": 1})
+    for inputs in (["a man", "the cat sleeps now near the dog", "a dog", "the cat runs"],
+                   [*PAIRS, ("a man", "the cat sleeps now near the dog and a man")]):
+        proba = batched.predict_proba(inputs)
+        assert np.allclose(proba, np.concatenate([alone.predict_proba([x]) for x in inputs]),
+                           atol=1e-5)
+        assert batched.classify(inputs) == [alone.classify([x])[0] for x in inputs]
+    assert get_backend("hf").load(classifier, None, "classifier",
+                                  {"batch_size": "auto"}).batch_size == 32

@@ -106,9 +106,23 @@ class TwoTypes:
     x: int | str = 1
 
 
+def test_several_types_take_the_first_that_fits():
+    assert check(TwoTypes, {"x": 2}, WHERE).x == 2
+    assert check(TwoTypes, {"x": "two"}, WHERE).x == "two"
+
+    @dataclass
+    class SizeOrAuto:
+        n: PositiveInt | Literal["auto"] | None = None
+
+    assert check(SizeOrAuto, {"n": "auto"}, WHERE).n == "auto"
+    assert check(SizeOrAuto, {"n": None}, WHERE).n is None
+    with pytest.raises(ConfigError, match=r"\.n: an integer or one of auto, not 'big'$"):
+        check(SizeOrAuto, {"n": "big"}, WHERE)
+    with pytest.raises(ConfigError, match=r"\.n: .*positive.* or one of auto, not 0$"):
+        check(SizeOrAuto, {"n": 0}, WHERE)
+
+
 def test_an_unsupported_type_is_a_bug_not_a_user_error():
-    with pytest.raises(TypeError, match="unsupported type"):
-        check(TwoTypes, {"x": 2}, WHERE)
     @dataclass
     class Odd:
         x: complex = 1j

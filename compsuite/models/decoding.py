@@ -7,7 +7,10 @@ backend reads.
 wrong type or a combination that cannot work is a ConfigError naming the file and the
 key, once, where the settings are read; everything downstream reads typed attributes.
 A key left out takes the default below; ``batch_size`` left out is each model's own
-(a toolkit's translator 256, a classifier 512, a Hugging Face model 32).
+(a toolkit's translator 256, a classifier 512, a Hugging Face model 32).  ``batch_size:
+auto`` sizes a Hugging Face model's batches to its device (the largest that fits, found
+by halving on out-of-memory: :mod:`compsuite.toolkits.hf.batching`); the toolkits'
+own commands and CTranslate2 take their default for it.
 
 Results record the settings as given (``generation`` in result.json: the keys the study
 and the profile set), so a result says what was asked, not what defaults filled in.
@@ -39,16 +42,19 @@ class Decoding:
     ``max_new_tokens``: a Hugging Face model's generation cap (default: what fits its
     positions); ``length_penalty``: OpenNMT-py's beam length penalty (``none``, ``wu``,
     ``avg``; absent: its default); ``engine``: ``toolkit`` or ``ctranslate2``, with
-    CTranslate2's ``compute_type`` and ``device``."""
+    CTranslate2's ``compute_type`` and ``device``; ``merge``: a Hugging Face LoRA
+    adapter decodes merged into a copy of its base's weights (false: over the base
+    unmerged, the memory of one model)."""
 
     beam: PositiveInt = 1
-    batch_size: PositiveInt | None = None
+    batch_size: PositiveInt | Literal["auto"] | None = None
     max_length: PositiveInt = 512
     max_new_tokens: PositiveInt | None = None
     length_penalty: Literal["none", "wu", "avg"] | None = None
     engine: str = "toolkit"
     compute_type: str | None = None
     device: str | None = None
+    merge: bool = True
 
     def check(self, where: str) -> None:
         """What involves several keys, or wants the engine's own wording."""
@@ -69,7 +75,12 @@ class Decoding:
                               f"{', '.join(COMPUTE_TYPES[device])}")
 
     def batch(self, default: int) -> int:
-        """The batch size, or the model's own ``default`` where none is set."""
+        """The batch size, or the model's own ``default`` where none is set (or ``auto``,
+        which only a Hugging Face model sizes itself: :meth:`batch_or_auto`)."""
+        return default if self.batch_size in (None, "auto") else self.batch_size
+
+    def batch_or_auto(self, default: int) -> int | str:
+        """The batch size, ``"auto"``, or ``default`` where none is set."""
         return self.batch_size or default
 
     @property

@@ -122,7 +122,9 @@ class Settings:
     save_steps: PositiveInt | None = None
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"
     load_in_8bit: bool = False
-    max_new_tokens: PositiveInt = 256
+    #: None: the development set's longest target plus a margin (the translator's
+    #: answer_room), 256 where there is none
+    max_new_tokens: PositiveInt | None = None
 
     def __post_init__(self):
         if self.kind is None and self.train:
@@ -254,14 +256,15 @@ class HFBackend(Backend):
         if kind == "classifier":
             from compsuite.toolkits.hf.classifier import HFClassifier
 
-            return HFClassifier(Path(checkpoint), batch_size=generation.batch(32))
+            return HFClassifier(Path(checkpoint), batch_size=generation.batch_or_auto(32))
         if kind != "translator":
             raise self._unsupported(kind)
         from compsuite.toolkits.hf.translator import HFTranslator
 
-        return HFTranslator(Path(checkpoint), batch_size=generation.batch(32),
+        return HFTranslator(Path(checkpoint), batch_size=generation.batch_or_auto(32),
                             max_new_tokens=generation.max_new_tokens,
-                            beam=generation.beam)
+                            beam=generation.beam, references=dev_targets(data),
+                            merge=generation.merge)
 
 
 BACKEND = HFBackend()
@@ -278,6 +281,23 @@ def plain(data: Dataset) -> Path:
     raise ConfigError(f"{data.root}: the hf backend reads plain text (its model brings "
                       "its own tokenizer), and this dataset has none (no Dataset.text, no "
                       f"{{split}}.src in {data.raw})")
+
+
+def dev_targets(data: Dataset | None) -> list[str] | None:
+    """The development set's targets (``valid.tgt`` of the plain text), which size a
+    translator's answers where the run sets no ``max_new_tokens``; None where there
+    are none."""
+    if data is None:
+        return None
+    try:
+        path = plain(data) / "valid.tgt"
+    except ConfigError:
+        return None
+    if not path.is_file():
+        return None
+    from compsuite.foundation.io import read_lines
+
+    return read_lines(path)
 
 
 # ----------------------------------------------------------------------------- evaluate-only runs

@@ -5,7 +5,9 @@ from an evaluate-only run's folder whose ``compsuite_hf.json`` names it (``model
 
 Inputs are strings, or (premise, hypothesis) pairs (a third item, the extra inputs
 another backend's model may read, is ignored), encoded as the tokenizer encodes a
-sentence pair (``tokenizer(text, text_pair)``) and batched with padding; an input longer
+sentence pair (``tokenizer(text, text_pair)``) and batched with padding, in batches
+sorted by length (``batch_size: auto`` sizes them to the device:
+:mod:`compsuite.toolkits.hf.batching`), the rows back in the inputs' order; an input longer
 than the model's positions (:func:`~compsuite.toolkits.hf.translator.position_limit`)
 is an error naming it, before any batch is classified (nothing is cut).  The classes
 are the model's ``config.id2label`` in label order, or the ``labels`` of
@@ -26,11 +28,12 @@ from compsuite.models.protocol import ModelBase
 class HFClassifier(ModelBase):
     capabilities = frozenset({"classify", "features"})
 
-    def __init__(self, checkpoint: str | Path, batch_size: int = 32):
+    def __init__(self, checkpoint: str | Path, batch_size: int | str = 32):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         from compsuite.devices import cuda_available
         from compsuite.models.protocol import count_batches
+        from compsuite.toolkits.hf.batching import Batcher
         from compsuite.toolkits.hf.translator import (ensure_padding, from_folder,
                                                       model_folder, position_limit, read_meta)
 
@@ -54,8 +57,8 @@ class HFClassifier(ModelBase):
             self.model.config.pad_token_id = self.tokenizer.pad_token_id
         self.classes = self._classes(checkpoint)
         self.limit = position_limit(self.model.config, self.tokenizer)
-        self.batch_size = batch_size
         self.name = f"hf:{checkpoint}"
+        self.batcher = Batcher(batch_size, 32, self.device, self.name)
         self.calls = self.batches = 0
         #: None, or a callable told how many inputs each batch classified (a bar's update:
         #: :func:`compsuite.models.protocol.progress`)
@@ -102,20 +105,23 @@ class HFClassifier(ModelBase):
         enc = self.tokenizer(first, second, padding=True, return_tensors="pt")
         return {k: v.to(self.device) for k, v in enc.items()}
 
-    def check_lengths(self, inputs: list) -> None:
-        """Every input fits the model's positions (an error naming the first that does
-        not)."""
+    def check_lengths(self, inputs: list) -> list[int]:
+        """Every input's length in tokens, each checked against the model's positions (an
+        error naming the first that does not fit)."""
         from compsuite.toolkits.hf.translator import shortened, too_long
 
-        if self.limit is None or not inputs:
-            return
+        if not inputs:
+            return []
         first, second = self._split(inputs)
+        lengths = []
         for k, ids in enumerate(self.tokenizer(first, second)["input_ids"]):
-            if len(ids) > self.limit[0]:
+            lengths.append(len(ids))
+            if self.limit is not None and len(ids) > self.limit[0]:
                 text = first[k] if second is None else \
                     f"{shortened(first[k], 40)} | {shortened(second[k], 40)}"
                 raise too_long(f"hf:{self.folder}", k, len(inputs), text, len(ids), self.limit,
                                "as its tokenizer encodes it")
+        return lengths
 
     def _forward(self, chunk: list, hidden: bool = False):
         """One batch: the logits, and with ``hidden`` the features (see the module
@@ -137,11 +143,17 @@ class HFClassifier(ModelBase):
             feats = last[:, 0]
         return feats.float().cpu()
 
-    def _batches(self, inputs: Sequence, hidden: bool = False):
+    def _rows(self, inputs: Sequence, hidden: bool = False) -> list:
+        """One row per input (logits, or with ``hidden`` features), in the inputs' order,
+        from batches sorted by length (:mod:`~compsuite.toolkits.hf.batching`)."""
         inputs = list(inputs)
-        self.check_lengths(inputs)   # before any batch is classified
-        for i in range(0, len(inputs), self.batch_size):
-            yield self._forward(inputs[i:i + self.batch_size], hidden)
+        lengths = self.check_lengths(inputs)   # before any batch is classified
+        return self.batcher.map(inputs, lengths, lambda chunk: list(self._forward(chunk, hidden)))
+
+    @property
+    def batch_size(self) -> int:
+        """The batch size in use (``auto``: the one found so far)."""
+        return self.batcher.size
 
     def predict_proba(self, inputs: Sequence):
         """Class probabilities, [len(inputs), classes] in :attr:`classes` order."""
@@ -149,8 +161,8 @@ class HFClassifier(ModelBase):
         import torch
 
         self.calls += 1
-        rows = [b.softmax(-1) for b in self._batches(inputs)]
-        return torch.cat(rows).numpy() if rows else np.zeros((0, len(self.classes)))
+        rows = self._rows(inputs)
+        return torch.stack(rows).softmax(-1).numpy() if rows else np.zeros((0, len(self.classes)))
 
     def classify(self, inputs: Sequence) -> list[str]:
         proba = self.predict_proba(inputs)
@@ -159,5 +171,5 @@ class HFClassifier(ModelBase):
     def features(self, inputs: Sequence):
         import torch
 
-        rows = list(self._batches(inputs, hidden=True))
-        return torch.cat(rows) if rows else torch.zeros((0, self.model.config.hidden_size))
+        rows = self._rows(inputs, hidden=True)
+        return torch.stack(rows) if rows else torch.zeros((0, self.model.config.hidden_size))

@@ -15,11 +15,25 @@ stripped.  A plain model folder (no
 ``compsuite_hf.json``) is read with defaults (:func:`read_meta`): its kind from its
 ``config.json``, the prompt ``{input}``, no stop string.  Everything is loaded with
 ``local_files_only``: nothing is downloaded.
+
+At scale (checkpoint selection decodes a development set with every saved adapter): a
+LoRA checkpoint's base is loaded once per process and each adapter loaded onto it
+(:class:`SharedBase`), then merged into a copy of the base's weights for decoding
+(``generation.merge``, on by default); inputs go in batches sorted by length, sized to
+the device with ``batch_size: auto`` (:mod:`compsuite.toolkits.hf.batching`); greedy
+generation stops a prompt once its answer holds a stop string (:class:`StopAtAnswerEnd`);
+a run that sets no ``max_new_tokens`` gets the development set's
+longest target plus a margin (:func:`answer_room`).  None of these changes an answer in
+float32 (tests/test_hf_backend.py); ``benchmarks/bench_hf_decode.py`` measures them.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
+import threading
+from contextlib import contextmanager, nullcontext
+from copy import deepcopy
 from pathlib import Path
 
 from compsuite.foundation.errors import DataError
@@ -55,7 +69,7 @@ def prompt_ids(tokenizer, text: str, causal: bool) -> list[int]:
 
 
 #: what a plain model folder is read with (no ``compsuite_hf.json``): the input as it is
-PLAIN_DEFAULTS = {"prompt": "{input}", "stop": [], "max_new_tokens": 256}
+PLAIN_DEFAULTS = {"prompt": "{input}", "stop": [], "max_new_tokens": None}
 
 
 def folder_kind(folder: Path) -> str:
@@ -170,10 +184,61 @@ def from_folder(load, folder: Path, **kwargs):
                         f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
 
 
-def load_model_and_tokenizer(checkpoint: Path, meta: dict, device: str):
+class SharedBase:
+    """A base model loaded once in this process, with the LoRA adapters of its
+    checkpoints loaded onto it as they are asked for (peft's ``load_adapter``): checkpoint
+    selection decodes every saved adapter of a run, and reloading a 7B base for each
+    would cost more than decoding.  One base is kept (the last asked for); ``lock``
+    guards the active adapter while a batch decodes over it unmerged."""
+
+    _kept: "SharedBase | None" = None
+    _guard = threading.Lock()
+
+    def __init__(self, key: tuple, model):
+        self.key, self.model, self.lock = key, model, threading.Lock()
+        self.adapters: set[str] = set()
+
+    @classmethod
+    def get(cls, auto, base_dir: str, dtype, device: str, folder: Path) -> tuple["SharedBase", str]:
+        """The shared base of ``base_dir`` with the adapter of ``folder`` loaded; the
+        adapter's name on it."""
+        from peft import PeftModel
+
+        name = "a" + hashlib.sha1(str(Path(folder).resolve()).encode()).hexdigest()[:16]
+        key = (str(Path(base_dir).resolve()), str(dtype), device, auto.__name__)
+        with cls._guard:
+            shared = cls._kept if cls._kept is not None and cls._kept.key == key else None
+            if shared is None:
+                cls._kept = None   # the previous base goes before the next loads
+                base = from_folder(auto.from_pretrained, base_dir, dtype=dtype)
+                model = PeftModel.from_pretrained(base, folder, adapter_name=name,
+                                                  local_files_only=True)
+                shared = cls._kept = SharedBase(key, model.to(device).eval())
+                shared.adapters.add(name)
+            elif name not in shared.adapters:
+                with shared.lock:
+                    shared.model.load_adapter(str(folder), adapter_name=name,
+                                              local_files_only=True)
+                    shared.model.eval()
+                shared.adapters.add(name)
+        return shared, name
+
+    def merged(self, name: str):
+        """A copy of the base with adapter ``name`` merged into its weights (no LoRA
+        layers left): what decodes fastest."""
+        with self.lock:
+            self.model.set_adapter(name)
+            copy = deepcopy(self.model)
+        return copy.merge_and_unload(adapter_names=[name]).eval()
+
+
+def load_model_and_tokenizer(checkpoint: Path, meta: dict, device: str, merge: bool = True):
     """The model of a checkpoint folder: the full model, or base + LoRA adapter (its
-    ``adapter_config.json`` names the base's local folder); an evaluate-only run's
-    folder loads the model folder its ``compsuite_hf.json`` names."""
+    ``adapter_config.json`` names the base's local folder: the base is loaded once per
+    process, :class:`SharedBase`), the adapter merged into a copy of the base's weights
+    unless ``merge`` is false; an evaluate-only run's folder loads the model folder its
+    ``compsuite_hf.json`` names.  Returns the model, its tokenizer, and (unmerged) the
+    shared base and the adapter's name on it, else None."""
     import torch
     from transformers import AutoTokenizer
 
@@ -181,26 +246,63 @@ def load_model_and_tokenizer(checkpoint: Path, meta: dict, device: str):
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     folder = model_folder(checkpoint, meta)
     tokenizer = from_folder(AutoTokenizer.from_pretrained, folder)
+    ensure_padding(tokenizer)
     if (folder / "adapter_config.json").is_file():
-        from peft import PeftModel
-
         base_dir = json.loads((folder / "adapter_config.json").read_text())[
             "base_model_name_or_path"]
-        base = from_folder(auto.from_pretrained, base_dir, dtype=dtype)
-        model = PeftModel.from_pretrained(base, folder, local_files_only=True)
-    else:
-        model = from_folder(auto.from_pretrained, folder, dtype=dtype)
-    ensure_padding(tokenizer)
-    return model.to(device).eval(), tokenizer
+        shared, name = SharedBase.get(auto, base_dir, dtype, device, folder)
+        if merge:
+            return shared.merged(name), tokenizer, None
+        return shared.model, tokenizer, (shared, name)
+    model = from_folder(auto.from_pretrained, folder, dtype=dtype)
+    return model.to(device).eval(), tokenizer, None
+
+
+class StopAtAnswerEnd:
+    """A stopping criterion for greedy generation: a prompt is done once the text it has
+    generated holds one of ``stops`` (its answer is cut at the first anyway, and greedy
+    tokens before the stop do not depend on those after).  It reads the generated tokens
+    only, decoded as the answer is, so a stop string in the prompt stops nothing."""
+
+    def __init__(self, tokenizer, stops: list[str], prompt_length: int):
+        self.tokenizer, self.stops, self.start = tokenizer, stops, prompt_length
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        texts = self.tokenizer.batch_decode(input_ids[:, self.start:], skip_special_tokens=True)
+        return torch.tensor([any(s in t for s in self.stops) for t in texts],
+                            dtype=torch.bool, device=input_ids.device)
+
+
+def answer_room(tokenizer, references: list[str]) -> int:
+    """Room for an answer when the run sets none: the longest of ``references`` (the
+    development set's targets) in the model's tokens, plus a quarter (at least 16
+    tokens) for a longer wrong answer and the end-of-sentence token.  An answer past
+    that is wrong by exact match anyway; generating it costs a whole batch's time."""
+    longest = max((len(tokenizer(r, add_special_tokens=False)["input_ids"])
+                   for r in references), default=0)
+    return longest + max(16, longest // 4)
 
 
 class HFTranslator(ModelBase):
     capabilities = frozenset({"translate", "embed"})
 
-    def __init__(self, checkpoint: Path, batch_size: int = 32, max_new_tokens: int | None = None,
-                 beam: int = 1):
+    def __init__(self, checkpoint: Path, batch_size: int | str = 32,
+                 max_new_tokens: int | None = None, beam: int = 1, *,
+                 references: list[str] | None = None, merge: bool = True, sort: bool = True,
+                 stop_early: bool = True):
+        """``batch_size``: a number or ``"auto"`` (:mod:`~compsuite.toolkits.hf.batching`);
+        ``max_new_tokens``: the cap on each answer (absent: the run's, else
+        :func:`answer_room` of ``references``, the development set's targets, else 256);
+        ``merge``: decode an adapter merged into a copy of its base's weights (false:
+        over the shared base, unmerged); ``sort``: batch the inputs by length;
+        ``stop_early``: greedy decoding stops a prompt at its first stop string (the
+        answer is cut there anyway).  The last three change the speed, not the
+        answers (tests/test_hf_batching.py); they are there to measure that."""
         from compsuite.devices import cuda_available
         from compsuite.models.protocol import count_batches
+        from compsuite.toolkits.hf.batching import Batcher
 
         checkpoint = Path(checkpoint)
         self.meta = read_meta(checkpoint)
@@ -208,19 +310,28 @@ class HFTranslator(ModelBase):
             raise DataError(f"{self.meta.get('model') or checkpoint}: a sequence-classification "
                             "model, not a translator (load it as a classifier)")
         self.device = "cuda" if cuda_available() else "cpu"
-        self.model, self.tokenizer = load_model_and_tokenizer(checkpoint, self.meta, self.device)
+        self.model, self.tokenizer, self.shared = load_model_and_tokenizer(
+            checkpoint, self.meta, self.device, merge=merge)
         #: the model's folder (the user's, for an evaluate-only run): errors name it
         self.folder = model_folder(checkpoint, self.meta)
         self.causal = self.meta["kind"] != "seq2seq"
-        self.batch_size = batch_size
+        self.name = f"hf:{checkpoint}"
+        self.batcher = Batcher(batch_size, 32, self.device, self.name)
+        self.sort, self.stop_early = sort, stop_early
         self.beam = beam
-        self.max_new_tokens = max_new_tokens or self.meta.get("max_new_tokens", 256)
+        self.max_new_tokens = (max_new_tokens or self.meta.get("max_new_tokens")
+                               or (answer_room(self.tokenizer, references) if references
+                                   else None) or 256)
         self.limit = position_limit(self.model.config, self.tokenizer)
         self._noted = False
-        self.name = f"hf:{checkpoint}"
         self.calls = self.batches = 0
         self.progress = None
         count_batches(self, self, "_generate", size=lambda ids: len(ids))
+
+    @property
+    def batch_size(self) -> int:
+        """The batch size in use (``auto``: the one found so far)."""
+        return self.batcher.size
 
     def prompts(self, sources: list[str]) -> list[str]:
         return [self.meta["prompt"].format(input=s) for s in sources]
@@ -271,11 +382,18 @@ class HFTranslator(ModelBase):
                 for p, i in zip(pad, ids)]
         enc = {"input_ids": torch.tensor(rows, device=self.device),
                "attention_mask": torch.tensor(mask, device=self.device)}
-        with torch.no_grad():
+        stops = [x for x in self.meta.get("stop") or [] if x]
+        early = {}
+        if stops and self.stop_early and self.beam == 1:
+            from transformers import StoppingCriteriaList
+
+            early["stopping_criteria"] = StoppingCriteriaList(
+                [StopAtAnswerEnd(tok, stops, enc["input_ids"].shape[1] if self.causal else 0)])
+        with torch.no_grad(), self._adapter():
             out = self.model.generate(**enc, max_new_tokens=self.room(n),
                                       do_sample=False, num_beams=self.beam,
                                       pad_token_id=tok.pad_token_id,
-                                      eos_token_id=tok.eos_token_id)
+                                      eos_token_id=tok.eos_token_id, **early)
         if self.causal:
             out = out[:, enc["input_ids"].shape[1]:]
         return tok.batch_decode(out, skip_special_tokens=True)
@@ -289,13 +407,25 @@ class HFTranslator(ModelBase):
 
     def translate(self, sources: list[str]) -> list[str]:
         self.calls += 1
-        out: list[str] = []
         ids = [prompt_ids(self.tokenizer, p, self.causal)   # as in training
                for p in self.prompts(sources)]
         self.check_lengths(sources, ids)   # before any batch is decoded
-        for i in range(0, len(ids), self.batch_size):
-            out += [self.answer(t) for t in self._generate(ids[i:i + self.batch_size])]
-        return out
+        lengths = [len(i) for i in ids] if self.sort else [0] * len(ids)
+        return [self.answer(t) for t in self.batcher.map(ids, lengths, self._generate)]
+
+    def _adapter(self):
+        """While a batch decodes over the shared base unmerged: its lock held, this
+        translator's adapter active."""
+        if self.shared is None:
+            return nullcontext()
+        shared, name = self.shared
+
+        @contextmanager
+        def active():
+            with shared.lock:
+                shared.model.set_adapter(name)
+                yield
+        return active()
 
     def embed(self, tokens: list[str]) -> dict[str, list[float]]:
         """The model's input embedding of each token: the mean of its pieces' rows
