@@ -80,7 +80,7 @@ class RunDecoding:
     """One run's decoding settings over the profile's ``generation`` (those given)."""
     beam: PositiveInt | None = None
     max_length: PositiveInt | None = None
-    batch_size: PositiveInt | None = None
+    batch_size: PositiveInt | Literal["auto"] | None = None
 
     def settings(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v is not None}
