@@ -13,7 +13,7 @@ before the machine swaps, ``auto`` is the model's own default.
 
 Sorting changes which inputs share a batch, so a batched model's outputs can differ in
 the last bits of a float (padding changes the shapes the kernels see); greedy outputs
-of the suite's stand-ins are identical either way (tests/test_hf_batching.py).
+of the suite's stand-ins are identical either way (tests/test_hf_backend.py).
 """
 from __future__ import annotations
 

@@ -299,7 +299,7 @@ class HFTranslator(ModelBase):
         over the shared base, unmerged); ``sort``: batch the inputs by length;
         ``stop_early``: greedy decoding stops a prompt at its first stop string (the
         answer is cut there anyway).  The last three change the speed, not the
-        answers (tests/test_hf_batching.py); they are there to measure that."""
+        answers (tests/test_hf_backend.py); they are there to measure that."""
         from compsuite.devices import cuda_available
         from compsuite.models.protocol import count_batches
         from compsuite.toolkits.hf.batching import Batcher
