@@ -545,9 +545,12 @@ def test_generation_stops_once_the_answer_holds_a_stop(trained):
                for a in ("エマが", "エマが\nリアム", "エマ")]
     m = max(map(len, answers))   # a batch's answers: as long as each other (padding after)
     ids = torch.tensor([prompt + a + [tok.pad_token_id] * (m - len(a)) for a in answers])
-    stop = StopAtAnswerEnd(tok, ["\n"], len(prompt))
+    stop = StopAtAnswerEnd(tok, ["\n"], len(prompt))   # one per generate call
     assert stop(ids, None).tolist() == [False, True, False]
-    assert stop(ids[:, :len(prompt) + 1], None).tolist() == [False, False, False]
+    # a row found done stays done and is not read again at the next step
+    assert stop(ids[[0, 0, 2]], None).tolist() == [False, True, False]
+    first = StopAtAnswerEnd(tok, ["\n"], len(prompt))
+    assert first(ids[:, :len(prompt) + 1], None).tolist() == [False, False, False]
 
 
 def test_answer_room_comes_from_the_data_unless_set(trained, tmp_path):

@@ -266,13 +266,20 @@ class StopAtAnswerEnd:
 
     def __init__(self, tokenizer, stops: list[str], prompt_length: int):
         self.tokenizer, self.stops, self.start = tokenizer, stops, prompt_length
+        #: the rows found done (one generate call's): not decoded again at later steps
+        self.done: list[bool] | None = None
 
     def __call__(self, input_ids, scores, **kwargs):
         import torch
 
-        texts = self.tokenizer.batch_decode(input_ids[:, self.start:], skip_special_tokens=True)
-        return torch.tensor([any(s in t for s in self.stops) for t in texts],
-                            dtype=torch.bool, device=input_ids.device)
+        if self.done is None:
+            self.done = [False] * input_ids.shape[0]
+        todo = [i for i, d in enumerate(self.done) if not d]
+        texts = self.tokenizer.batch_decode(input_ids[todo, self.start:],
+                                            skip_special_tokens=True)
+        for i, t in zip(todo, texts):
+            self.done[i] = any(s in t for s in self.stops)
+        return torch.tensor(self.done, dtype=torch.bool, device=input_ids.device)
 
 
 def answer_room(tokenizer, references: list[str]) -> int:
