@@ -509,6 +509,35 @@ def test_adapters_swap_on_one_loaded_base(trained, monkeypatch):
     assert len(loads) == 3 and fresh == swapped
 
 
+def test_selection_on_a_sample_decodes_its_lines_as_in_full(trained, tmp_path):
+    """SGET's selection with a sample on the hf backend's adapters: each adapter's sample
+    lines are the lines its whole development decoding gives, and the finalists are
+    decoded in full on the one loaded base."""
+    import shutil
+
+    from compsuite.eval.sget.selection import sample_lines, select_checkpoint
+
+    data, root, _, full = trained
+    backend = get_backend("hf")
+    lines = sample_lines(6, 3, seed=1)
+    for ckpt in [c.path for c in backend.checkpoints(root / "lora", "step")]:
+        whole = backend.predict({"checkpoint": str(ckpt)}, data, "valid", {"batch_size": 4},
+                                tmp_path / ckpt.name, show=False).hypotheses
+        assert backend.predict_lines({"checkpoint": str(ckpt)}, data, "valid", lines,
+                                     {"batch_size": 4}, tmp_path / "s" / ckpt.name) == [
+            whole[i] for i in lines]
+    run_dir = tmp_path / "run"
+    shutil.copytree(root / "lora", run_dir)
+    shutil.rmtree(run_dir / "selection", ignore_errors=True)
+    (run_dir / "selection.json").unlink(missing_ok=True)
+    sel = select_checkpoint(backend, run_dir, data, {"batch_size": 4},
+                            data.text / "valid.tgt", sample=3, finalists=1)
+    assert set(sel["sample"]["by_step"]) == {"2", "4"} and sel["sample"]["n"] == 3
+    assert set(sel["by_step"]) <= {"2", "4"} and str(sel["best_step"]) in sel["by_step"]
+    assert sorted(p.name for p in (run_dir / "selection").rglob("pred-valid*.txt")) == sorted(
+        ["pred-valid.sample3.txt"] * 2 + ["pred-valid.txt"] * len(sel["by_step"]))
+
+
 @pytest.mark.parametrize("setting", ["merge", "sort", "stop_early"])
 def test_merged_sorted_and_stopped_early_give_the_same_answers(trained, setting):
     """In float32 on the CPU: an adapter merged into a copy of its base, inputs sorted by

@@ -185,6 +185,80 @@ def test_checkpoint_selection_by_dev_exact_match_resumes_and_prunes(tmp_path):
         select()
 
 
+class SampledBackend(FakeBackend):
+    """Checkpoints right on given sets of development lines; a sample of lines is
+    decoded by ``predict_lines``, the whole set by ``predict`` (both counted)."""
+
+    def __init__(self, run_dir, refs, right_lines):
+        super().__init__(run_dir, refs, {s: 0 for s in right_lines})
+        self.right_lines, self.sampled = right_lines, []
+
+    def hyp(self, step, i):
+        return " ".join(self.refs[i]) if i in self.right_lines[step] else "間違い"
+
+    def predict(self, trained, data, split, generation, out_dir, show=True, wrap=None):
+        step = int(Path(trained["checkpoint"]).stem.rsplit("_", 1)[1])
+        self.calls.append(step)
+        write_lines(out_dir / "pred.txt", [self.hyp(step, i) for i in range(len(self.refs))])
+        return SimpleNamespace(path=out_dir / "pred.txt")
+
+    def predict_lines(self, trained, data, split, lines, generation, out, show=False):
+        assert split == "valid" and out.name.startswith("pred-valid.sample")
+        step = int(Path(trained["checkpoint"]).stem.rsplit("_", 1)[1])
+        self.sampled.append((step, list(lines)))
+        return [self.hyp(step, i) for i in lines]
+
+
+def test_selection_on_a_sample_scores_the_best_few_in_full(tmp_path):
+    """``selection: {sample, finalists}``: every checkpoint on the sample's lines, the
+    finalists (and those tied with the last) on the whole development set; the chosen
+    one is the full selection's wherever that is among the sample's best; it resumes
+    without decoding again, and a sample as large as the set is the whole set."""
+    from functools import partial
+
+    from compsuite.eval.sget.selection import sample_lines, select_checkpoint
+
+    refs = [f"文{i}です。" for i in range(20)]
+    dev = tmp_path / "dev.ja"
+    write_lines(dev, refs)
+    drawn = sample_lines(20, 8, seed=1)
+    assert drawn == sample_lines(20, 8, seed=1) != sample_lines(20, 8, seed=2)
+    assert len(set(drawn)) == 8 and drawn == sorted(drawn)
+    rest = [i for i in range(20) if i not in drawn]
+    # on the sample: 60 > 40 = 30 > 10 = 20 = 50; on the whole set 40 is best (its
+    # sample lines fewer than 60's, but more of the others)
+    right = {10: set(drawn[:1]), 20: set(drawn[:1]) | set(rest[:2]),
+             30: set(drawn[:4]), 40: set(drawn[:4]) | set(rest[:9]),
+             50: set(drawn[:1]), 60: set(drawn[:6]) | set(rest[:1])}
+    for staged, how in ((False, {}), (True, {"sample": 8, "finalists": 2})):
+        run_dir = tmp_path / f"run-{staged}"
+        backend = SampledBackend(run_dir, refs, right)
+        select = partial(select_checkpoint, backend, run_dir, None, {}, dev, **how)
+        sel = select()
+        assert sel["best_step"] == 40 and sel["best_score"] == 13 / 20
+        if not staged:
+            assert sel["sample"] is None and sel["dev_sentences_decoded"] == 120
+            assert sorted(backend.calls) == [10, 20, 30, 40, 50, 60] and not backend.sampled
+            continue
+        # every checkpoint on the 8 drawn lines; 60, 40 and 30 (tied with 40) in full
+        assert sorted(s for s, _ in backend.sampled) == [10, 20, 30, 40, 50, 60]
+        assert all(lines == drawn for _, lines in backend.sampled)
+        assert sorted(backend.calls) == [30, 40, 60]
+        assert sel["sample"]["chosen_from"] == ["30", "40", "60"]
+        assert sel["sample"]["by_step"]["60"] == 6 / 8 and sel["sample"]["seed"] == 1
+        assert sel["dev_sentences_decoded"] == 6 * 8 + 3 * 20
+        assert set(sel["by_step"]) == {"30", "40", "60"}
+        backend.calls.clear(), backend.sampled.clear()
+        assert select()["best_step"] == 40 and not backend.calls and not backend.sampled
+        # one finalist: 60 alone is decoded in full, and chosen (40 was not on the sample)
+        again = select(finalists=1)
+        assert again["best_step"] == 60 and not backend.calls
+        # a sample of the whole set or more: the full selection
+        whole = select(sample=20)
+        assert whole["sample"] is None and whole["best_step"] == 40
+        assert sorted(backend.calls) == [10, 20, 50]
+
+
 # ----------------------------------------------------------------------------- scoring
 @pytest.fixture(scope="module")
 def tiny_data(tmp_path_factory):

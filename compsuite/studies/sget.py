@@ -18,7 +18,9 @@ profile has (declared by :class:`Options`):
   4.1.1: the best exact match on the development set, computed by the suite from every
   checkpoint the training saved): ``keep: best`` deletes the other checkpoints
   afterwards (the paper Transformer's 70 checkpoints take about 35 GB), ``keep: all``
-  keeps them.  An evaluate-only run (a model brought as it is: an hf run with ``train:
+  keeps them; ``sample: N`` (with ``finalists: K``, default 3, and ``seed``) scores
+  every checkpoint on N development lines first and only the K best in full
+  (:mod:`compsuite.eval.sget.selection`).  An evaluate-only run (a model brought as it is: an hf run with ``train:
   false``, a command run) has one model: it is scored without a selection;
 * ``generation_by_run`` (run -> :class:`RunDecoding`): a run's own decoding over the
   profile's ``generation``, for checkpoint selection and the test and generalisation
@@ -71,8 +73,14 @@ class Part:
 
 @dataclass
 class Selection:
-    """How the evaluated checkpoint is chosen: ``keep`` all checkpoints or the best."""
+    """How the evaluated checkpoint is chosen: ``keep`` all checkpoints or the best;
+    ``sample``: score every checkpoint on that many development lines first (drawn with
+    ``seed``), then the ``finalists`` best of them on the whole set (absent: every
+    checkpoint on the whole set, as the paper)."""
     keep: Literal["all", "best"] = "all"
+    sample: PositiveInt | None = None
+    finalists: PositiveInt = 3
+    seed: PositiveInt = 1
 
 
 @dataclass
@@ -181,9 +189,10 @@ class SGET(Study):
         text = encoded_text(ctx.data.root)
         generation = self.unit_generation(ctx)
         if ctx.backend.trains(ctx.run):
+            how = ctx.profile.settings.selection
             sel = select_checkpoint(ctx.backend, ctx.run_dir, ctx.data, generation,
-                                    text / "dev.ja", keep=ctx.profile.settings.selection.keep,
-                                    show=ctx.show)
+                                    text / "dev.ja", keep=how.keep, sample=how.sample,
+                                    finalists=how.finalists, seed=how.seed, show=ctx.show)
             out_dir = ctx.run_dir / "predictions" / f"step{sel['best_step']}"
         else:   # an evaluate-only run: its one model, nothing to select
             sel = {"metric": None, "by_step": {}, "best_step": None,

@@ -11,6 +11,8 @@ A backend wraps one toolkit behind the same small interface:
   command, or by CTranslate2 where the decoding settings ask for it and it decodes as
   the toolkit does (:meth:`Backend.conversion`); what was written is kept for a resumed
   evaluation;
+* :meth:`Backend.predict_lines`: some lines of a split (a sample of the development
+  set), by the backend's translator in memory;
 * :meth:`Backend.load`: a checkpoint as a translator or a classifier (a
   :class:`compsuite.models.protocol.Model`), for tests with the model in the loop;
 * :meth:`Backend.checkpoints`: the checkpoints a training saved on its way
@@ -31,10 +33,10 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from compsuite.foundation.dataset import Dataset
-from compsuite.foundation.errors import ConfigError, ToolkitError
+from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
 from compsuite.foundation.io import atomic_open, write_text
 from compsuite.models.decoding import Decoding, decoding
 from compsuite.models.predictions import Predictions, read_plain
@@ -114,6 +116,43 @@ class Backend:
     def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
                 run_dir: Path, show: bool = True, wrap=None) -> Predictions:
         raise NotImplementedError
+
+    def source_text(self, data: Dataset) -> Path:
+        """The folder whose ``{split}.src`` :meth:`predict` decodes (and
+        :meth:`predict_lines` reads): the text this backend's models read."""
+        return model_text(data)
+
+    def predict_lines(self, trained: dict, data: Dataset, split: str, lines: Sequence[int],
+                      generation: Decoding | dict, out: Path, show: bool = False) -> list[str]:
+        """The outputs of ``trained``'s model for the lines ``lines`` (0-based, in that
+        order) of ``split``'s sources (:meth:`source_text`), as :meth:`predict` writes
+        its outputs; kept in ``out``, one per line, and read back when it holds them.
+        Decoded by the backend's translator in memory (:meth:`load`: CTranslate2 where
+        the settings ask for it and it decodes as the toolkit does), which batches them
+        among themselves: what a study scores on a sample of a split (SGET's checkpoint
+        selection) before it decodes the best few in full with :meth:`predict`."""
+        from compsuite.foundation.io import read_lines
+        from compsuite.models.protocol import closing, name_inputs, translate
+
+        out = Path(out)
+        if out.is_file():
+            kept = read_lines(out, allow_empty=True)
+            if len(kept) == len(lines):
+                return kept
+        sources = read_lines(self.source_text(data) / f"{split}.src")
+        bad = [i for i in lines if not 0 <= i < len(sources)]
+        if bad:
+            raise DataError(f"{self.source_text(data) / f'{split}.src'}: {len(sources)} lines, "
+                            f"no line {bad[0] + 1}")
+        with closing(self.load(trained["checkpoint"], data, "translator", generation)) as model:
+            name_inputs(model, f"{split} ({len(lines)} lines)")
+            hyps = [h.replace("\n", " ") for h in
+                    translate(model, [sources[i] for i in lines], f"translate {split}",
+                              show=show)]
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(out) as fh:
+            fh.writelines(h + "\n" for h in hyps)
+        return hyps
 
     def checkpoints(self, run_dir: Path, kind: str | None = None) -> list[Checkpoint]:
         """The checkpoints a training saved on its way in ``run_dir`` (for a study that

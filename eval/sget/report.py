@@ -752,9 +752,13 @@ def _selected(c: _Setup, r: dict) -> dict:
     score = _get(cs, "by_step", str(best)) if best is not None else None
     if score is None and best is not None and isinstance(cs.get("by_step"), Mapping):
         score = cs["by_step"].get(best)
+    metric, sample = cs.get("metric"), cs.get("sample")
+    if metric and isinstance(sample, Mapping):   # selection: {sample, finalists}
+        metric = (f"{metric} (of {len(sample.get('chosen_from') or [])} finalists on a "
+                  f"{sample.get('n')}-line sample)")
     return {"model": c.key(r), "part": _part(r), "run": r.get("run"),
             "toolkit": r.get("toolkit"), "seed": r.get("seed"),
-            "metric": cs.get("metric"), "best_step": best, "score": score}
+            "metric": metric, "best_step": best, "score": score}
 
 
 def _score_cell(metric: Any, score: Any) -> str:

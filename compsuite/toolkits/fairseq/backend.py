@@ -155,6 +155,9 @@ class FairseqBackend(Backend):
                                     "config_hash": h, "args": args,
                                     "wall_s": round(time.time() - start, 1), "threads": threads})
 
+    def source_text(self, data: Dataset) -> Path:
+        return data.raw   # the text the binarised data was made from
+
     def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
                 run_dir: Path, show: bool = True, wrap=None):
         from compsuite.toolkits.fairseq.predictions import read_fairseq_generate

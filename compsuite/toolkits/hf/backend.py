@@ -245,6 +245,9 @@ class HFBackend(Backend):
                                     "base": cfg["base"], "stand_in": stand_in,
                                     "wall_s": round(time.time() - start, 1), "threads": threads})
 
+    def source_text(self, data: Dataset) -> Path:
+        return plain(data)
+
     def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
                 run_dir: Path, show: bool = True, wrap=None):
         return predict_split(self, trained, data, plain(data), split, generation, run_dir,

@@ -132,13 +132,16 @@ class OnmtBackend(Backend):
                                     "config_hash": h, "config": str(config_path),
                                     "wall_s": round(time.time() - start, 1), "threads": threads})
 
+    def source_text(self, data: Dataset) -> Path:
+        return data.folder(self.name)   # what onmt_translate reads
+
     def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
                 run_dir: Path, show: bool = True, wrap=None):
         from compsuite.models.predictions import read_plain
 
         generation = decoding(generation)
         fast = None if not generation.fast else self.translate_fast(
-            trained, data, data.folder(self.name), split, generation, run_dir, show, wrap)
+            trained, data, self.source_text(data), split, generation, run_dir, show, wrap)
         if fast is not None:   # else onmt_translate (a notice said why)
             return read_plain(fast, data.raw / f"{split}.tgt", data.raw / f"{split}.src",
                               fmt="ctranslate2")
