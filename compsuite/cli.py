@@ -184,7 +184,7 @@ def _runner(a, study=None):
     from dataclasses import replace
 
     from compsuite.commands import engine_settings
-    from compsuite.models.decoding import decoding
+    from compsuite.models.decoding import ENGINE_KEYS, decoding
     from compsuite.runner import Runner
 
     runner = Runner(study or _study(a), a.profile,
@@ -194,6 +194,11 @@ def _runner(a, study=None):
     settings = engine_settings(a)
     if settings:
         generation = {**runner.profile.generation, **settings}
+        if settings.get("engine") == "toolkit":   # CTranslate2's own settings go with it
+            generation = {k: v for k, v in generation.items()
+                          if k not in ENGINE_KEYS or k in settings}
+            generation.update({k: None for k in ENGINE_KEYS
+                               if k in runner.study.generation and k not in settings})
         decoding({**runner.study.generation, **generation}, "options")  # with the YAML's
         runner.profile = replace(runner.profile, generation=generation)
     return runner

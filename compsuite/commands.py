@@ -46,13 +46,15 @@ def engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=ENGINES, default=None,
                    help="decode a Transformer checkpoint with CTranslate2 (converted once, "
                         "beside the checkpoint; the toolkit's outputs in float32), or with "
-                        "its toolkit (the default)")
+                        "its toolkit; default: a profile's generation.engine (compsuite "
+                        "run), the toolkit (an eval command)")
     p.add_argument("--compute-type", default=None,
                    choices=sorted({t for ts in COMPUTE_TYPES.values() for t in ts}),
-                   help="with --engine ctranslate2: the weights' precision (default float32; "
+                   help="with CTranslate2: the weights' precision (default float32; "
                         "int8 is faster and not identical)")
     p.add_argument("--device", choices=DEVICES, default=None,
-                   help="with --engine ctranslate2: cpu (default) or cuda")
+                   help="with CTranslate2: cpu (default), cuda, or auto (a GPU where "
+                        "there is one)")
 
 
 def engine_settings(a: argparse.Namespace) -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from compsuite.models import ctranslate2 as cb
-from compsuite.foundation.errors import ConfigError, UserError
+from compsuite.foundation.errors import ConfigError, DataError, UserError
 from compsuite.studies.base import Run
 from compsuite.toolkits import get_backend, load_translator
 
@@ -216,6 +216,24 @@ def test_sget_selection_is_the_same_with_either_engine(transformers, tiny_data, 
         assert picked["fast"][key] == picked["toolkit"][key]
 
 
+@pytest.mark.parametrize("engine", [{}, FAST])
+def test_some_lines_decode_as_the_whole_split_does(engine, transformers, tiny_data, tmp_path):
+    """A sample of a split (``predict_lines``, the translator in memory: what SGET's
+    selection scores on a sample) gives the lines the split's prediction gives, with
+    either engine; kept and read back."""
+    run_dir, info = transformers["onmt"]
+    backend = get_backend("onmt")
+    whole = backend.predict(info, tiny_data, "test", {**GENERATION, **engine}, tmp_path,
+                            show=False).hypotheses
+    lines = [len(whole) - 1, 0, 3, 7]
+    out = tmp_path / "sample" / "pred-test.sample4.txt"
+    got = backend.predict_lines(info, tiny_data, "test", lines, {**GENERATION, **engine}, out)
+    assert got == [whole[i] for i in lines]
+    assert out.read_text().splitlines() == got
+    with pytest.raises(DataError, match=r"test\.src: \d+ lines, no line"):
+        backend.predict_lines(info, tiny_data, "test", [10 ** 6], GENERATION, tmp_path / "x")
+
+
 def test_run_takes_the_engine_over_the_profile():
     """``compsuite run --engine ctranslate2`` decodes every unit of the profile with it
     (the units' generation; recorded in each result's provenance); a precision without
@@ -232,3 +250,82 @@ def test_run_takes_the_engine_over_the_profile():
                                    ).profile.generation
     with pytest.raises(ConfigError, match="compute_type and device are CTranslate2's"):
         _runner(p.parse_args(["run", "pcfgset", "--profile", "tiny", "--device", "cuda"]))
+
+
+def test_device_auto_is_the_gpu_where_there_is_one(transformers, monkeypatch):
+    """``device: auto`` decodes on the CPU here (float32, the toolkit's outputs) and on a
+    CUDA device where CTranslate2 finds one (a stand-in for its Translator); a precision
+    the device found lacks is refused when the model is loaded, saying what was found."""
+    run_dir, info = transformers["onmt"]
+    auto = {"engine": "ctranslate2", "device": "auto"}
+    assert "compute:float32|device:cpu" in load_translator(info["checkpoint"], **auto).signature
+    with pytest.raises(UserError, match="float16 is not available on cpu .*no CUDA device"):
+        load_translator(info["checkpoint"], **auto, compute_type="float16")
+    seen = {}
+
+    class Translator:
+        def __init__(self, folder, **kwargs):
+            seen.update(kwargs)
+
+    monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 1)
+    monkeypatch.setattr(ctranslate2, "Translator", Translator)
+    tr = load_translator(info["checkpoint"], **auto)
+    assert seen["device"] == "cuda" and seen["compute_type"] == "float32"
+    assert "compute:float32|device:cuda" in tr.signature
+
+
+#: the shipped profiles that decode with CTranslate2 by default, and the Transformer runs
+#: it decodes there (the others fall back to their toolkit)
+FAST_BY_DEFAULT = {("pcfgset", "quick"): {"transformer-fairseq"},
+                   ("pcfgset", "paper"): {"transformer-fairseq"},
+                   ("paradox", "quick"): {"transformer-fairseq"},
+                   ("paradox", "paper"): {"transformer-fairseq"},
+                   ("sget", "quick"): {"transformer-onmt"}}
+
+
+def test_shipped_profiles_decode_transformers_with_ctranslate2_where_it_is_exact():
+    """Every quick and paper profile whose Transformer runs CTranslate2 decodes as their
+    toolkit does uses it by default on the run's device (float32); where it cannot
+    (OpenNMT-py's beam search: SGET's paper profile, PCFG SET's paper OpenNMT-py runs),
+    the toolkit decodes; tiny profiles keep the toolkit."""
+    from types import SimpleNamespace
+
+    from compsuite.models.decoding import decoding
+    from compsuite.registry import load_study
+
+    data = SimpleNamespace(folder=lambda name: Path("fairseq-bin"))   # not read
+    for study in ("pcfgset", "paradox", "sget", "ctlpp", "nli"):
+        st = load_study(Path("compsuite/experiments") / f"{study}.yaml")
+        for profile in ("paper", "quick", "tiny"):
+            settings = decoding({**st.generation, **st.profile(profile).generation})
+            expected = FAST_BY_DEFAULT.get((study, profile), set())
+            assert settings.fast == bool(expected), (study, profile)
+            if not settings.fast:
+                continue
+            assert settings.device == "auto" and settings.compute_type is None
+            decoded = set()
+            for name in st.profile(profile).runs:
+                run = st.run(name)
+                conversion = get_backend(run.toolkit).conversion(data)
+                if (run.architecture == "transformer" and conversion is not None
+                        and conversion.why_not_decoding(settings.beam) is None):
+                    decoded.add(name)
+            assert decoded == expected, (study, profile)
+    sget_paper = load_study(Path("compsuite/experiments/sget.yaml")).profile("paper")
+    assert get_backend("onmt").conversion(None).why_not_decoding(
+        sget_paper.generation["beam"]) is not None
+
+
+def test_engine_toolkit_turns_the_profile_default_off():
+    """``compsuite run --engine toolkit`` over a profile that decodes with CTranslate2:
+    the toolkit decodes, and CTranslate2's own settings go with it."""
+    from compsuite.cli import _runner, build_parser
+
+    p = build_parser()
+    quick = _runner(p.parse_args(["run", "sget", "--profile", "quick"])).profile.generation
+    assert quick["engine"] == "ctranslate2" and quick["device"] == "auto"
+    off = _runner(p.parse_args(["run", "sget", "--profile", "quick", "--engine", "toolkit"]))
+    assert off.profile.generation == {"max_length": 120, "engine": "toolkit"}
+    with pytest.raises(ConfigError, match="compute_type and device are CTranslate2's"):
+        _runner(p.parse_args(["run", "sget", "--profile", "quick", "--engine", "toolkit",
+                              "--device", "cpu"]))

@@ -11,6 +11,7 @@ or profile's ``generation``, or an eval command's ``--engine``)::
     generation: {engine: ctranslate2}                      # float32 on the CPU
     generation: {engine: ctranslate2, compute_type: int8}  # asked for: in the signature
     generation: {engine: ctranslate2, device: cuda, compute_type: float16}   # a GPU
+    generation: {engine: ctranslate2, device: auto}  # a GPU where there is one, float32
 
 The converted model is kept beside the checkpoint (``<checkpoint>.ct2/``) with the
 checkpoint's sha256; a changed checkpoint is converted again.  CTranslate2 converts
@@ -40,7 +41,14 @@ def compute_type(settings: Decoding) -> str:
 
 
 def device(settings: Decoding) -> str:
-    return settings.device or "cpu"
+    """The device CTranslate2 decodes on: the one asked for (default cpu); ``auto``:
+    ``cuda`` where CTranslate2 finds a CUDA device, else ``cpu``."""
+    asked = settings.device or "cpu"
+    if asked != "auto":
+        return asked
+    import ctranslate2
+
+    return "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
 
 
 # --------------------------------------------------------------------------- conversion
@@ -219,11 +227,22 @@ def notice(text: str) -> None:
 
 
 def check_device(settings: Decoding) -> None:
+    """A device CTranslate2 finds, and a compute type it has (``device: auto``: on the
+    device found)."""
     import ctranslate2
 
-    if device(settings) == "cuda" and ctranslate2.get_cuda_device_count() == 0:
+    from compsuite.models.decoding import COMPUTE_TYPES
+
+    if settings.device == "cuda" and ctranslate2.get_cuda_device_count() == 0:
         raise UserError("generation.device: cuda, but CTranslate2 finds no CUDA device on "
-                        "this machine; use device: cpu (with compute_type float32 or int8)")
+                        "this machine; use device: cpu (with compute_type float32 or int8) "
+                        "or auto")
+    found = device(settings)
+    if settings.compute_type is not None and settings.compute_type not in COMPUTE_TYPES[found]:
+        raise UserError(f"generation.compute_type: {settings.compute_type} is not available "
+                        f"on {found} (device: {settings.device}"
+                        f"{', no CUDA device found' if found == 'cpu' else ''}); choose one "
+                        f"of {', '.join(COMPUTE_TYPES[found])}")
 
 
 def load(conversion: Conversion | None, checkpoint: Path, generation: Decoding | dict,

@@ -24,13 +24,22 @@ from compsuite.foundation.errors import ConfigError
 from compsuite.schema import PositiveInt, check
 
 ENGINES = ("toolkit", "ctranslate2")
-DEVICES = ("cpu", "cuda")
+#: ``auto``: CTranslate2 decodes on a CUDA GPU where it finds one, else on the CPU
+DEVICES = ("cpu", "cuda", "auto")
 #: CTranslate2's compute types by device; float32 is the default everywhere
 COMPUTE_TYPES = {"cpu": ("float32", "int8", "int8_float32"),
                  "cuda": ("float32", "float16", "bfloat16", "int8", "int8_float16",
                           "int8_bfloat16", "int8_float32")}
 #: the keys that choose the decoding engine (CTranslate2's)
 ENGINE_KEYS = ("engine", "compute_type", "device")
+
+
+def compute_types(device: str) -> tuple[str, ...]:
+    """CTranslate2's compute types on ``device`` (``auto``: those of either device; the
+    one found is checked when the model is loaded)."""
+    if device == "auto":
+        return tuple(dict.fromkeys(COMPUTE_TYPES["cpu"] + COMPUTE_TYPES["cuda"]))
+    return COMPUTE_TYPES[device]
 
 
 @dataclass(frozen=True)
@@ -42,7 +51,9 @@ class Decoding:
     ``max_new_tokens``: a Hugging Face model's generation cap (default: what fits its
     positions); ``length_penalty``: OpenNMT-py's beam length penalty (``none``, ``wu``,
     ``avg``; absent: its default); ``engine``: ``toolkit`` or ``ctranslate2``, with
-    CTranslate2's ``compute_type`` and ``device``; ``merge``: a Hugging Face LoRA
+    CTranslate2's ``compute_type`` (default float32: the toolkit's outputs) and
+    ``device`` (``cpu``, ``cuda``, or ``auto``: a GPU where CTranslate2 finds one, else
+    the CPU; default cpu); ``merge``: a Hugging Face LoRA
     adapter decodes merged into a copy of its base's weights (false: over the base
     unmerged, the memory of one model)."""
 
@@ -69,10 +80,10 @@ class Decoding:
                               "add engine: ctranslate2 (the toolkits decode in float32 on the "
                               "device they find)")
         device = self.device or "cpu"
-        if self.compute_type is not None and self.compute_type not in COMPUTE_TYPES[device]:
+        known = compute_types(device)
+        if self.compute_type is not None and self.compute_type not in known:
             raise ConfigError(f"{where}.compute_type: {self.compute_type!r} is not "
-                              f"available on {device}; choose one of "
-                              f"{', '.join(COMPUTE_TYPES[device])}")
+                              f"available on {device}; choose one of {', '.join(known)}")
 
     def batch(self, default: int) -> int:
         """The batch size, or the model's own ``default`` where none is set (or ``auto``,
