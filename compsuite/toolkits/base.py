@@ -129,8 +129,9 @@ class Backend:
         its outputs; kept in ``out``, one per line, and read back when it holds them.
         Decoded by the backend's translator in memory (:meth:`load`: CTranslate2 where
         the settings ask for it and it decodes as the toolkit does), which batches them
-        among themselves: what a study scores on a sample of a split (SGET's checkpoint
-        selection) before it decodes the best few in full with :meth:`predict`."""
+        among themselves: what a study scores on a sample of a split (a checkpoint
+        selection on a sample of the development set) before it decodes the best few
+        in full with :meth:`predict`."""
         from compsuite.foundation.io import read_lines
         from compsuite.models.protocol import closing, name_inputs, translate
 
