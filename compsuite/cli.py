@@ -207,6 +207,7 @@ def _runner(a, study=None):
 def cmd_run(a) -> int:
     study = _study(a)
     runner = _runner(a, study)
+    _executor(a, runner)
     units = runner.plan(seeds=a.seeds, runs=a.runs, parts=a.parts)
     if a.runs:
         wanted = a.parts or runner.study.parts(runner.profile)
@@ -358,6 +359,47 @@ def add_exchange_commands(sub) -> None:
     sc.set_defaults(func=cmd_score)
 
 
+def add_executor_arguments(r) -> None:
+    """``compsuite run``'s options of where the units execute (compsuite/executors.py)."""
+    from compsuite.executors import EXECUTORS
+    from compsuite.foundation.arguments import positive_float, positive_int
+
+    r.add_argument("--executor", choices=EXECUTORS, default=None,
+                   help="local: on this machine (default); slurm: each wave of units as a "
+                        "Slurm job array, through submitit")
+    s = r.add_argument_group("with --executor slurm: each unit's job")
+    s.add_argument("--slurm-partition", metavar="NAME")
+    s.add_argument("--slurm-time", type=positive_int, metavar="MIN",
+                   help="time limit in minutes (default 60; a job that reaches it is "
+                        "requeued and resumes)")
+    s.add_argument("--slurm-cpus", type=positive_int, metavar="N",
+                   help="CPUs per job: its training's threads (default 1)")
+    s.add_argument("--slurm-gpus", type=int, metavar="N", help="GPUs per job (default 0)")
+    s.add_argument("--slurm-mem-gb", type=positive_float, metavar="GB")
+
+
+SLURM_OPTIONS = {"slurm_partition": "partition", "slurm_time": "time_min",
+                 "slurm_cpus": "cpus", "slurm_gpus": "gpus", "slurm_mem_gb": "mem_gb"}
+
+
+def _executor(a, runner) -> None:
+    """The executor the options ask for, set on ``runner`` (checked before any work:
+    Slurm options without ``--executor slurm``, no sbatch, no submitit)."""
+    given = {k: v for k in SLURM_OPTIONS if (v := getattr(a, k, None)) is not None}
+    if getattr(a, "executor", None) != "slurm":
+        if given:
+            option = "--" + next(iter(given)).replace("_", "-")
+            raise ConfigError(f"{option} goes with --executor slurm, which is not given")
+        return
+    from compsuite.executors import JOBS_FOLDER, Resources, SlurmExecutor, check_slurm
+
+    if given.get("slurm_gpus", 0) < 0:
+        raise ConfigError(f"--slurm-gpus: {given['slurm_gpus']} is not a number of GPUs")
+    check_slurm()
+    resources = Resources(**{SLURM_OPTIONS[k]: v for k, v in given.items()})
+    runner.executor = SlurmExecutor(runner.runs_dir / JOBS_FOLDER, resources)
+
+
 def add_system_arguments(r) -> None:
     """``compsuite run``'s options that add the user's system as one more run."""
     from compsuite.commands import MODEL_TIMEOUT
@@ -447,6 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "threads (default: the profile's `jobs`, else 1)")
             r.add_argument("--data-root", default="DATA")
             r.add_argument("--quiet", action="store_true", help="no progress bars")
+            add_executor_arguments(r)
             add_system_arguments(r)
         r.set_defaults(func=func)
 

@@ -110,6 +110,7 @@ class Runner:
         self.study = study
         self.profile = study.profile(profile)
         self.data_root = Path(data_root)
+        self.runs_root = Path(runs_root)
         self.runs_dir = Path(runs_root) / study.name / self.profile.name
         self.show = show
         # a bad value fails before any work, naming where it came from
@@ -122,6 +123,10 @@ class Runner:
         #: unit -> what the unit's models are wrapped in before they are asked (see
         #: ``Context.wrap``; ``compsuite export`` and ``score`` set it), or None
         self.wrap_model: Callable[[Unit], Callable | None] | None = None
+        #: where the units execute: None here (``jobs`` at a time), else an executor
+        #: with ``run_wave`` (:class:`compsuite.executors.SlurmExecutor`)
+        self.executor = None
+        self._selection: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ planning
     def plan(self, seeds: list[int] | None = None, runs: list[str] | None = None,
@@ -130,6 +135,7 @@ class Runner:
         profile's), restricted to ``parts`` and the units those need, in plan order."""
         for r in runs or []:
             self.study.run(r)  # unknown names fail here
+        self._selection = {"seeds": seeds, "runs": runs}
         units = self.study.plan(self.profile, seeds=seeds, runs=runs)
         by_path: dict[str, Unit] = {}
         for u in units:
@@ -178,6 +184,11 @@ class Runner:
         counter = iter(range(1, len(units) + 1))
         for wave in sorted(set(waves.values())):
             batch = [u for u in units if waves[u.path] == wave]
+            if self.executor is not None:   # elsewhere; then read back here
+                self.executor.run_wave(self, batch, self.job_spec)
+                for u in batch:
+                    results[u.path] = self.execute(u)
+                continue
             self._before_threads(batch)
             tasks = [partial(self._execute_counted, u, counter, len(units)) for u in batch]
             for u, res in zip(batch, execute_parallel(tasks, self.jobs)):
@@ -204,6 +215,17 @@ class Runner:
             for tk in sorted(tks):
                 if tk not in data.formats:
                     data.formats[tk] = get_backend(tk).write_data(data)
+
+    def job_spec(self, unit: Unit) -> dict:
+        """What a unit's job elsewhere needs to execute it as this runner would
+        (:func:`compsuite.executors.run_unit`)."""
+        sums = {f"{d}/{s}": data.checksum() for (d, s), data in self._data.items()}
+        return {"study": self.study.name, "profile": self.profile.name, "unit": unit.path,
+                "data_root": str(self.data_root.resolve()),
+                "runs_root": str(self.runs_root.resolve()),
+                "generation": dict(self.profile.generation), **self._selection,
+                "threads": getattr(getattr(self.executor, "resources", None), "cpus", None),
+                "data_sha256": sums}
 
     def dataset(self, unit: Unit) -> Dataset:
         """The prepared dataset of ``unit`` (after :meth:`prepare`)."""

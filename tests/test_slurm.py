@@ -1,0 +1,124 @@
+"""``compsuite run --executor slurm`` against a real one-node Slurm cluster on this
+machine (scripts/slurm_local.sh: Debian's slurm-wlm and munge): the units run as Slurm
+jobs and give the local run's result.json values; a job cancelled while it runs fails
+the command with the unit, its log and how to resume, and the same command resumes it;
+a second submission into the same runs folder is refused.  Skipped, with the reason,
+where the machine cannot run Slurm (not root, no packages); `.ci/run` installs them.
+
+The options' mistakes are checked without a cluster."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+SCRIPT = ROOT / "scripts" / "slurm_local.sh"
+#: two CTL++ tiny units (A and R of the Bi-LSTM), a thread each, as in the local run
+SELECT = ["--profile", "tiny", "--runs", "bilstm-fairseq", "--parts", "table1", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """SLURM_CONF of a running one-node cluster (started if it is not)."""
+    if os.geteuid() != 0:
+        pytest.skip("Slurm's daemons need root here")
+    if not all(shutil.which(c) for c in ("slurmctld", "slurmd", "sbatch", "munged")):
+        pytest.skip("Slurm is not installed (scripts/slurm_local.sh up --install)")
+    out = subprocess.run(["bash", str(SCRIPT), "up"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    conf = out.stdout.strip().rsplit("SLURM_CONF=", 1)[1]
+    old = os.environ.get("SLURM_CONF")
+    os.environ["SLURM_CONF"] = conf
+    yield conf
+    if old is None:
+        os.environ.pop("SLURM_CONF", None)
+    else:
+        os.environ["SLURM_CONF"] = old
+
+
+def compsuite(*args, cwd, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "compsuite.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600, **kw)
+
+
+def values(runs: Path) -> dict:
+    """Every unit's result.json without what names its folders or the machine."""
+    out = {}
+    for f in sorted(runs.rglob("result.json")):
+        r = json.loads(f.read_text())
+        for key in ("checkpoint", "git", "train_wall_s"):
+            r.pop(key, None)
+        out[f.parent.relative_to(runs).as_posix()] = r
+    return out
+
+
+def folders(tmp: Path, name: str) -> list[str]:
+    return ["--runs-root", str(tmp / name / "runs"), "--data-root", str(tmp / "DATA"),
+            "--results-root", str(tmp / name / "results")]
+
+
+@pytest.mark.parametrize("study", ["ctlpp"])   # its tiny run: the session's, local
+def test_units_run_as_slurm_jobs_with_the_local_values_and_resume(study, cluster, tiny_study,
+                                                                  tmp_path):
+    local = tiny_study(study)   # every unit, two side by side, a thread each
+    assert local.returncode == 0
+    # a job cancelled as it runs: the command fails naming the unit and its log
+    cmd = [sys.executable, "-m", "compsuite.cli", "run", "ctlpp", *SELECT,
+           *folders(tmp_path, "slurm"), "--executor", "slurm"]
+    first = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    running = None
+    for _ in range(240):
+        q = subprocess.run(["squeue", "-h", "-r", "-t", "R", "-o", "%i"],
+                           capture_output=True, text=True)
+        if q.stdout.split():
+            running = q.stdout.split()[0]
+            break
+        time.sleep(0.25)
+    assert running, "no job started"
+    second = compsuite("run", "ctlpp", *SELECT, *folders(tmp_path, "slurm"), "--executor",
+                       "slurm", cwd=ROOT)   # the same runs folder, meanwhile: refused
+    assert second.returncode != 0 and "the runs folder is in use by PID" in second.stderr, \
+        second.stderr
+    subprocess.run(["scancel", running], check=True)
+    _, err = first.communicate(timeout=300)
+    assert first.returncode != 0
+    assert f"job {running}" in err and "log:" in err and "rerun" in err, err[-2000:]
+    # the same command again: the finished unit is kept, the cancelled one runs again
+    again = compsuite("run", "ctlpp", *SELECT, *folders(tmp_path, "slurm"), "--executor",
+                      "slurm", cwd=ROOT)
+    assert again.returncode == 0, again.stderr[-2000:]
+    slurm = values(tmp_path / "slurm" / "runs")
+    assert len(slurm) == 2
+    assert slurm == {k: v for k, v in values(local.root / "runs").items() if k in slurm}
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--slurm-partition", "gpu"], "--slurm-partition goes with --executor slurm"),
+    (["--executor", "slurm", "--slurm-gpus", "-1"], "--slurm-gpus: -1"),
+    (["--executor", "slurm", "--slurm-time", "ten"], "--slurm-time: expected a positive"),
+    (["--executor", "pbs"], "invalid choice: 'pbs'"),
+])
+def test_executor_options_are_checked_before_any_work(options, message, tmp_path):
+    out = compsuite("run", "ctlpp", "--profile", "tiny", *folders(tmp_path, "x"), *options,
+                    cwd=ROOT, env={**os.environ, "PATH": os.environ["PATH"]})
+    assert out.returncode != 0, out.stderr
+    assert message in out.stderr.strip().splitlines()[-1], out.stderr   # no traceback
+    assert not (tmp_path / "x" / "runs").exists() and not (tmp_path / "DATA").exists()
+
+
+def test_no_sbatch_on_the_path_is_one_line(tmp_path):
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "python").symlink_to(sys.executable)
+    out = compsuite("run", "ctlpp", "--profile", "tiny", *folders(tmp_path, "x"),
+                    "--executor", "slurm", cwd=ROOT, env={**os.environ, "PATH": str(bare)})
+    assert out.returncode != 0 and "no sbatch on the PATH" in out.stderr, out.stderr
+    assert not (tmp_path / "DATA").exists()
