@@ -74,20 +74,25 @@ def test_units_run_as_slurm_jobs_with_the_local_values_and_resume(study, cluster
            *folders(tmp_path, "slurm"), "--executor", "slurm"]
     first = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
+    lock = tmp_path / "slurm" / "runs" / "ctlpp" / ".tiny.lock"
+    for _ in range(600):   # the runs folder is locked from the start
+        if lock.is_file() and lock.read_text().strip():
+            break
+        time.sleep(0.1)
+    second = compsuite("run", "ctlpp", *SELECT, *folders(tmp_path, "slurm"), "--executor",
+                       "slurm", cwd=ROOT)   # the same runs folder, meanwhile: refused
+    assert second.returncode != 0 and "the runs folder is in use by PID" in second.stderr, \
+        second.stderr
     running = None
-    for _ in range(240):
+    for _ in range(1200):
         q = subprocess.run(["squeue", "-h", "-r", "-t", "R", "-o", "%i"],
                            capture_output=True, text=True)
         if q.stdout.split():
             running = q.stdout.split()[0]
             break
-        time.sleep(0.25)
+        time.sleep(0.1)
     assert running, "no job started"
-    second = compsuite("run", "ctlpp", *SELECT, *folders(tmp_path, "slurm"), "--executor",
-                       "slurm", cwd=ROOT)   # the same runs folder, meanwhile: refused
-    assert second.returncode != 0 and "the runs folder is in use by PID" in second.stderr, \
-        second.stderr
-    subprocess.run(["scancel", running], check=True)
+    subprocess.run(["scancel", running], check=True)   # at once: before it can finish
     _, err = first.communicate(timeout=300)
     assert first.returncode != 0
     assert f"job {running}" in err and "log:" in err and "rerun" in err, err[-2000:]
