@@ -36,7 +36,7 @@ install_packages() {
 write_conf() {
     local host cpus mem
     host=$(hostname -s)
-    cpus=$(nproc)
+    cpus=$(getconf _NPROCESSORS_ONLN)   # not nproc: it follows OMP_NUM_THREADS
     mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 - 1024 ))
     mkdir -p "$STATE/spool" "$STATE/ctld"
     cat >"$CONF" <<EOF
@@ -116,9 +116,10 @@ up() {
         SLURM_CONF=$CONF slurmctld -c
     fi
     pgrep -x slurmd >/dev/null || SLURM_CONF=$CONF slurmd -c
-    wait_idle
+    sleep 1
     SLURM_CONF=$CONF scontrol update nodename="$(hostname -s)" state=resume >/dev/null 2>&1 || true
-    echo "slurm_local: up (partition $PARTITION, $(nproc) CPUs); export SLURM_CONF=$CONF"
+    wait_idle
+    echo "slurm_local: up (partition $PARTITION, $(getconf _NPROCESSORS_ONLN) CPUs); export SLURM_CONF=$CONF"
 }
 
 down() {
