@@ -133,7 +133,6 @@ class Backend:
         selection on a sample of the development set) before it decodes the best few
         in full with :meth:`predict`."""
         from compsuite.foundation.io import read_lines
-        from compsuite.models.protocol import closing, name_inputs, translate
 
         out = Path(out)
         if out.is_file():
@@ -145,15 +144,10 @@ class Backend:
         if bad:
             raise DataError(f"{self.source_text(data) / f'{split}.src'}: {len(sources)} lines, "
                             f"no line {bad[0] + 1}")
-        with closing(self.load(trained["checkpoint"], data, "translator", generation)) as model:
-            name_inputs(model, f"{split} ({len(lines)} lines)")
-            hyps = [h.replace("\n", " ") for h in
-                    translate(model, [sources[i] for i in lines], f"translate {split}",
-                              show=show)]
         out.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_open(out) as fh:
-            fh.writelines(h + "\n" for h in hyps)
-        return hyps
+        model = self.load(trained["checkpoint"], data, "translator", generation)
+        return decode_into(model, [sources[i] for i in lines], f"{split} ({len(lines)} lines)",
+                           f"translate {split}", out, show)
 
     def checkpoints(self, run_dir: Path, kind: str | None = None) -> list[Checkpoint]:
         """The checkpoints a training saved on its way in ``run_dir`` (for a study that
@@ -252,7 +246,6 @@ def translate_split(backend: Backend, trained: dict, data: Dataset, text: Path, 
     :attr:`compsuite.studies.base.Context.wrap`) on ``text/{split}.src``, one output per
     line (kept: a resumed evaluation reads it back)."""
     from compsuite.foundation.io import read_lines
-    from compsuite.models.protocol import closing, name_inputs, translate
 
     out = Path(run_dir) / (name or f"pred-{split}.txt")
     if out.is_file():
@@ -262,12 +255,23 @@ def translate_split(backend: Backend, trained: dict, data: Dataset, text: Path, 
         model = backend.load(trained["checkpoint"], data, "translator", generation)
     if wrap is not None:
         model = wrap(model)
-    with closing(model):
-        name_inputs(model, split)
-        hyps = translate(model, sources, f"translate {split}", show=show)
-    with atomic_open(out) as fh:
-        fh.writelines(h.replace("\n", " ") + "\n" for h in hyps)   # one line each
+    decode_into(model, sources, split, f"translate {split}", out, show)
     return out
+
+
+def decode_into(model, sources: list[str], label: str, desc: str, out: Path,
+                show: bool) -> list[str]:
+    """``model``'s outputs for ``sources`` (told they are ``label``; a bar ``desc``),
+    one line each (a newline in an output becomes a space), written atomically to
+    ``out``; the model is closed afterwards."""
+    from compsuite.models.protocol import closing, name_inputs, translate
+
+    with closing(model):
+        name_inputs(model, label)
+        hyps = [h.replace("\n", " ") for h in translate(model, sources, desc, show=show)]
+    with atomic_open(out) as fh:
+        fh.writelines(h + "\n" for h in hyps)
+    return hyps
 
 
 def predict_split(backend: Backend, trained: dict, data: Dataset, text: Path, split: str,
