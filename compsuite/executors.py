@@ -74,7 +74,7 @@ def run_unit(spec: dict) -> str:
     checksum, the needed units' results read back, then the unit executed (its
     ``result.json`` written).  Returns the unit's path."""
     from compsuite.registry import get_study
-    from compsuite.runner import Runner
+    from compsuite.runner import Runner, with_requirements
 
     runner = Runner(get_study(spec["study"]), spec["profile"],
                     data_root=Path(spec["data_root"]), runs_root=Path(spec["runs_root"]),
@@ -84,12 +84,7 @@ def run_unit(spec: dict) -> str:
     by_path = {u.path: u for u in runner.study.plan(runner.profile, seeds=spec.get("seeds"),
                                                     runs=spec.get("runs"))}
     unit = by_path[spec["unit"]]
-    needed, todo = [], list(unit.requires)
-    while todo:
-        path = todo.pop()
-        if path not in needed:
-            needed.append(path)
-            todo += by_path[path].requires
+    needed = with_requirements(by_path, list(unit.requires))
     closure = [by_path[p] for p in by_path if p in needed] + [unit]
     runner.prepare(closure)
     for u in closure:

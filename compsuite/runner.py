@@ -84,6 +84,19 @@ def wave_of(units: list[Unit]) -> dict[str, int]:
     return waves
 
 
+def with_requirements(by_path: dict[str, Unit], paths: list[str]) -> set[str]:
+    """``paths`` and every unit path they require, directly or not (``by_path``: the
+    planned units by path)."""
+    keep: set[str] = set()
+    todo = list(paths)
+    while todo:
+        path = todo.pop()
+        if path not in keep:
+            keep.add(path)
+            todo += by_path[path].requires
+    return keep
+
+
 def execute_parallel(tasks: list[Callable[[int | None], Any]], jobs: int) -> list:
     """Run ``tasks`` ``jobs`` at a time, results in the order given.  Each task is
     called with the CPU threads its training may use: an equal share when several run
@@ -154,13 +167,7 @@ class Runner:
             if p not in known:
                 raise ConfigError(f"unknown part '{p}' of study {self.study.name} (known: "
                                   f"{', '.join(known)}){near(p, known)}")
-        keep: set[str] = set()
-        todo = [u.path for u in units if u.part in parts]
-        while todo:
-            path = todo.pop()
-            if path not in keep:
-                keep.add(path)
-                todo += by_path[path].requires
+        keep = with_requirements(by_path, [u.path for u in units if u.part in parts])
         return [u for u in units if u.path in keep]
 
     # ------------------------------------------------------------------ running
