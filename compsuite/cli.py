@@ -217,7 +217,10 @@ def cmd_run(a) -> int:
                   f"{', '.join(empty)}", file=sys.stderr)
     if not units:
         return _fail("nothing to run: the selection leaves no units", 2)
-    runner.run(units)
+    if runner.run(units) is None:   # detached: its jobs run on
+        print(f"compsuite: submitted; see them with: compsuite status {study.name} "
+              f"--profile {runner.profile.name} --runs-root {a.runs_root}", file=sys.stderr)
+        return 0
     return cmd_report(a, study)
 
 
@@ -298,6 +301,25 @@ def cmd_score(a) -> int:
     return 0
 
 
+def cmd_status(a) -> int:
+    """Each unit of a profile: done, queued or running (its Slurm job), failed (its
+    log), not started."""
+    from compsuite.executors import unit_states
+
+    runner = _runner(a)
+    units = runner.plan(seeds=a.seeds, runs=a.runs, parts=a.parts)
+    states = unit_states(runner.runs_dir, units)
+    width = max((len(p) for p, _, _ in states), default=4)
+    for path, state, detail in states:
+        print(f"{path:<{width}}  {state:<11}  {detail}".rstrip())
+    counts: dict[str, int] = {}
+    for _, state, _ in states:
+        counts[state] = counts.get(state, 0) + 1
+    print(f"{runner.study.name} ({runner.profile.name}): "
+          + ", ".join(f"{n} {state}" for state, n in counts.items()), file=sys.stderr)
+    return 0
+
+
 def cmd_list(a) -> int:
     from compsuite.registry import get_study, studies
     from compsuite.runner import Runner
@@ -374,8 +396,13 @@ def add_executor_arguments(r) -> None:
                         "requeued and resumes)")
     s.add_argument("--slurm-cpus", type=positive_int, metavar="N",
                    help="CPUs per job: its training's threads (default 1)")
-    s.add_argument("--slurm-gpus", type=int, metavar="N", help="GPUs per job (default 0)")
+    s.add_argument("--slurm-gpus", type=int, metavar="N",
+                   help="GPUs per job (default 0; more than 1: the toolkit's own multi-GPU "
+                        "training in the job)")
     s.add_argument("--slurm-mem-gb", type=positive_float, metavar="GB")
+    s.add_argument("--detach", action="store_true",
+                   help="submit every unit's job and return (compsuite status shows them; "
+                        "the same compsuite run, or compsuite report, collects)")
 
 
 SLURM_OPTIONS = {"slurm_partition": "partition", "slurm_time": "time_min",
@@ -383,21 +410,32 @@ SLURM_OPTIONS = {"slurm_partition": "partition", "slurm_time": "time_min",
 
 
 def _executor(a, runner) -> None:
-    """The executor the options ask for, set on ``runner`` (checked before any work:
-    Slurm options without ``--executor slurm``, no sbatch, no submitit)."""
+    """The executor asked for (``--executor``, else the profile's ``executor:``, else
+    the user config's, else local), set on ``runner``; checked before any work: Slurm
+    options without the Slurm executor, no sbatch, no submitit, resources that are not
+    numbers (from the options, the study file or the user config)."""
+    from compsuite.executors import (JOBS_FOLDER, SlurmExecutor, check_resources,
+                                     check_slurm, executor_name, resources_for, user_config)
+
     given = {k: v for k in SLURM_OPTIONS if (v := getattr(a, k, None)) is not None}
-    if getattr(a, "executor", None) != "slurm":
+    if getattr(a, "detach", False):
+        given["detach"] = True
+    user = user_config()
+    if executor_name(getattr(a, "executor", None), runner.profile, user) != "slurm":
         if given:
             option = "--" + next(iter(given)).replace("_", "-")
-            raise ConfigError(f"{option} goes with --executor slurm, which is not given")
+            raise ConfigError(f"{option} goes with --executor slurm, which is not given "
+                              "(nor executor: slurm in the profile or the user config)")
         return
-    from compsuite.executors import JOBS_FOLDER, Resources, SlurmExecutor, check_slurm
-
-    if given.get("slurm_gpus", 0) < 0:
-        raise ConfigError(f"--slurm-gpus: {given['slurm_gpus']} is not a number of GPUs")
+    detach = bool(given.pop("detach", False))
+    options = {}
+    for k, v in given.items():   # each named by its option
+        options.update(check_resources({SLURM_OPTIONS[k]: v}, "--" + k.replace("_", "-")))
     check_slurm()
-    resources = Resources(**{SLURM_OPTIONS[k]: v for k, v in given.items()})
-    runner.executor = SlurmExecutor(runner.runs_dir / JOBS_FOLDER, resources)
+    study, profile = runner.study, runner.profile
+    runner.executor = SlurmExecutor(
+        runner.runs_dir / JOBS_FOLDER, detach=detach,
+        resources_of=lambda u: resources_for(study, profile, u.run, user, options))
 
 
 def add_system_arguments(r) -> None:
@@ -493,6 +531,15 @@ def build_parser() -> argparse.ArgumentParser:
             add_system_arguments(r)
         r.set_defaults(func=func)
 
+    st = sub.add_parser("status", help="each unit of a profile: done, queued, running "
+                                       "(its Slurm job), failed (its log), not started")
+    st.add_argument("study", help="a study (compsuite list)")
+    st.add_argument("--profile", default="quick")
+    st.add_argument("--runs-root", default="runs")
+    st.add_argument("--seeds", type=int, nargs="+", help="instead of the profile's")
+    st.add_argument("--runs", nargs="+", help="only these runs (architecture-toolkit)")
+    st.add_argument("--parts", nargs="+", metavar="PART", help="only these parts")
+    st.set_defaults(func=cmd_status)
     add_exchange_commands(sub)
     sub.add_parser("list", help="studies, profiles and parts").set_defaults(func=cmd_list)
     sub.add_parser("paths", help="where the plugins and configs are").set_defaults(func=cmd_paths)

@@ -15,30 +15,45 @@ Nothing here names a study or a toolkit.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
+from compsuite.schema import PositiveInt, check, within
 
 EXECUTORS = ("local", "slurm")
 #: the folder of a profile's runs folder that holds submitit's job files and logs
 JOBS_FOLDER = ".slurm"
+#: the user's own defaults (``executor:``, ``resources:``), e.g. their cluster's
+#: partition: ``$COMPSUITE_CONFIG``, else this file under ``$XDG_CONFIG_HOME``
+#: (``~/.config``); ``COMPSUITE_CONFIG=`` (empty) reads none
+USER_CONFIG = Path("compsuite") / "config.yaml"
+
+
+def _at_least_zero(value: Any, where: str) -> None:
+    if value < 0:
+        raise ConfigError(f"{where}: a number of GPUs (0 or more), not {value!r}")
 
 
 @dataclass(frozen=True)
 class Resources:
-    """What one unit's Slurm job asks for: ``gpus`` per node, ``cpus`` per task (the
-    threads its training gets), ``mem_gb``, ``time_min`` (its time limit; a job that
-    reaches it is requeued and resumes), ``partition`` (the cluster's default where
-    absent)."""
+    """What one unit's Slurm job asks for: ``gpus`` per node (more than one: the
+    toolkit's own multi-GPU training inside the job), ``cpus`` per task (the threads
+    its training gets), ``mem_gb``, ``time_min`` (its time limit; a job that reaches
+    it is requeued and resumes), ``partition`` (the cluster's default where absent).
 
-    gpus: int = 0
-    cpus: int = 1
-    mem_gb: float | None = None
-    time_min: int = 60
+    Read from, each over the one before: the user config's ``resources:``, the
+    profile's ``resources:``, the run's ``resources: {<profile>: ...}`` in the study
+    file, then ``--slurm-*`` options (:func:`resources_for`)."""
+
+    gpus: Annotated[int, _at_least_zero] = 0
+    cpus: PositiveInt = 1
+    mem_gb: Annotated[float, within(0, float("inf"), low_open=True)] | None = None
+    time_min: PositiveInt = 60
     partition: str | None = None
 
     def parameters(self) -> dict[str, Any]:
@@ -52,6 +67,61 @@ class Resources:
         if self.partition:
             out["slurm_partition"] = self.partition
         return out
+
+
+def check_resources(value: Any, where: str) -> dict:
+    """A (partial) ``resources:`` mapping, checked key by key (numbers that are not,
+    unknown keys: an error naming ``where``); returns the keys it sets."""
+    check(Resources, value, where)
+    return dict(value or {})
+
+
+@dataclass(frozen=True)
+class UserConfig:
+    """The user config file's keys."""
+
+    executor: Literal["local", "slurm"] | None = None
+    resources: dict[str, Any] | None = None
+
+
+def user_config_path() -> Path | None:
+    """The user config file in use (whether or not it exists), or None."""
+    given = os.environ.get("COMPSUITE_CONFIG")
+    if given is not None:
+        return Path(given).expanduser() if given.strip() else None
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(base) / USER_CONFIG
+
+
+def user_config() -> UserConfig:
+    """The user config file's settings (none where it does not exist)."""
+    path = user_config_path()
+    if path is None or not path.is_file():
+        if path is not None and os.environ.get("COMPSUITE_CONFIG"):
+            raise ConfigError(f"COMPSUITE_CONFIG={path}: no such file")
+        return UserConfig()
+    from compsuite.foundation.io import load_mapping
+
+    cfg = check(UserConfig, load_mapping(path), str(path))
+    if cfg.resources is not None:
+        check_resources(cfg.resources, f"{path}: resources")
+    return cfg
+
+
+def executor_name(option: str | None, profile, user: UserConfig) -> str:
+    """Where the units execute: ``--executor``, else the profile's ``executor:``, else
+    the user config's, else ``local``."""
+    return option or profile.executor or user.executor or "local"
+
+
+def resources_for(study, profile, run_name: str, user: UserConfig,
+                  options: dict[str, Any]) -> Resources:
+    """The resources of one run's jobs (see :class:`Resources` for the order)."""
+    run = study.run(run_name)
+    merged: dict[str, Any] = {}
+    for layer in (user.resources, profile.resources, run.resources.get(profile.name), options):
+        merged.update(layer or {})
+    return Resources(**merged)
 
 
 def check_slurm() -> None:
@@ -70,12 +140,24 @@ def check_slurm() -> None:
 # ----------------------------------------------------------------------------- in the job
 def run_unit(spec: dict) -> str:
     """One unit, in its Slurm job: the runner rebuilt from ``spec`` (study, profile,
-    folders, decoding options), the data checked against the submitting command's
-    checksum, the needed units' results read back, then the unit executed (its
-    ``result.json`` written).  Returns the unit's path."""
+    folders, decoding options), the data the submitting command prepared checked
+    (a job refuses data that are missing or differ: it never generates them), the
+    needed units' results read back, then the unit executed (its ``result.json``
+    written) with ``spec["threads"]`` threads and ``spec["gpus"]`` GPUs.  Returns the
+    unit's path."""
+    from compsuite.foundation.dataset import digest, read_manifest
     from compsuite.registry import get_study
     from compsuite.runner import Runner, with_requirements
 
+    print(f"compsuite: {spec['study']} ({spec['profile']}) unit {spec['unit']}", flush=True)
+    for key, want in spec["data"].items():
+        m = read_manifest(Path(want["raw"]))
+        found = None if m is None else digest(m)
+        if found != want["sha256"]:
+            why = "has no manifest" if m is None else "holds other data"
+            raise DataError(f"{want['raw']} {why} than the submitting command prepared "
+                            f"({key}); the job does not prepare data: rerun the compsuite "
+                            "run command, which prepares them before it submits")
     runner = Runner(get_study(spec["study"]), spec["profile"],
                     data_root=Path(spec["data_root"]), runs_root=Path(spec["runs_root"]),
                     show=False, jobs=1)
@@ -86,36 +168,37 @@ def run_unit(spec: dict) -> str:
     unit = by_path[spec["unit"]]
     needed = with_requirements(by_path, list(unit.requires))
     closure = [by_path[p] for p in by_path if p in needed] + [unit]
-    runner.prepare(closure)
+    runner.prepare(closure)   # finds them: their manifests match
     for u in closure:
         data = runner.dataset(u)
-        want = spec["data_sha256"].get(f"{u.dataset}/{u.seed}")
-        if want is not None and data.checksum() != want:
+        if data.checksum() != spec["data"][f"{u.dataset}/{u.seed}"]["sha256"]:
             raise DataError(f"{data.root}: the data differ from those the submitting "
                             "command prepared; rerun compsuite run to prepare them again")
     for u in closure[:-1]:
         if not (runner.runs_dir / u.path / "result.json").is_file():
             raise ToolkitError(f"{unit.path} needs {u.path}, which has no result.json")
         runner.execute(u)
-    runner.execute(unit, spec.get("threads"))
+    runner.execute(unit, spec.get("threads"), gpus=spec.get("gpus") or 0)
     return unit.path
 
 
-def _in_queue(job_ids: list[str]) -> set[str] | None:
-    """Which of ``job_ids`` (``<array>_<index>``) Slurm's queue still holds (pending,
-    running, requeued), or None where squeue cannot tell."""
+def _queue(job_ids: list[str]) -> dict[str, str] | None:
+    """Which of ``job_ids`` (``<array>_<index>``) Slurm's queue still holds, with their
+    state (PENDING, RUNNING, REQUEUED, ...), or None where squeue cannot tell."""
     import subprocess
 
+    if not job_ids:
+        return {}
     arrays = sorted({j.split("_")[0] for j in job_ids})
     try:
-        out = subprocess.run(["squeue", "-h", "-r", "-o", "%i", "-j", ",".join(arrays)],
+        out = subprocess.run(["squeue", "-h", "-r", "-o", "%i %T", "-j", ",".join(arrays)],
                              capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if out.returncode != 0:
         # squeue refuses ids it no longer knows: all of them have left
-        return set() if "Invalid job id" in out.stderr else None
-    return set(out.stdout.split())
+        return {} if "Invalid job id" in out.stderr else None
+    return dict(line.split()[:2] for line in out.stdout.splitlines() if len(line.split()) >= 2)
 
 
 def _job_class():
@@ -133,61 +216,112 @@ def _job_class():
 
 # ----------------------------------------------------------------------------- submitting
 class SlurmExecutor:
-    """Each wave of units as one Slurm job array (submitit's ``map_array``), waited for;
-    ``resources``: what each unit's job asks for."""
+    """A run's units as Slurm jobs (submitit): each wave one job array per set of
+    resources, all submitted at once, a wave's jobs held by Slurm until the jobs of
+    the units they need have ended well (``afterok``; a job whose need failed is
+    dropped: ``kill-on-invalid-dep``).  ``resources_of``: a unit's
+    :class:`Resources`; ``detach``: submit and return without waiting."""
 
     name = "slurm"
 
-    def __init__(self, folder: Path, resources: Resources, poll_s: float = 2.0):
+    def __init__(self, folder: Path, resources_of, poll_s: float = 2.0,
+                 detach: bool = False):
         self.folder = Path(folder)
-        self.resources = resources
+        self.resources_of = resources_of
         self.poll_s = poll_s
+        self.detach = detach
 
-    def run_wave(self, runner, units, spec_of) -> None:
-        """Submit the wave's units that have no result yet as one job array, and wait
-        for them.  A unit whose job from an earlier command is still in the queue (the
-        command was stopped, its jobs left running) is waited for, not sent again."""
+    def check(self, runner, units: list) -> None:
+        """Before any work: each unit's resources, and the toolkit's multi-GPU settings
+        of a training on several GPUs (a batch they cannot share is refused)."""
+        from compsuite.toolkits import get_backend
+
+        for u in units:
+            gpus = self.resources_of(u).gpus
+            run = runner.study.run(u.run)
+            backend = get_backend(run.toolkit)
+            if gpus > 1 and u.trains and backend.trains(run):
+                backend.distributed(run, runner.profile.name, gpus, u.train_options)
+
+    def run(self, runner, units: list, waves: dict[str, int], spec_of) -> bool:
+        """Submit the units that have no result yet, then wait for them (False,
+        without waiting, when detached).  A unit whose job from an earlier command is
+        still queued or running (that command was stopped, or detached) is waited for,
+        not sent again."""
+        pending = self.submit(runner, units, waves, spec_of)
+        if self.detach:
+            if runner.show:
+                print(f"slurm: {len(pending)} unit(s) queued or running; this command "
+                      "returns now (compsuite status shows them; compsuite run or report, "
+                      "the same options, collects)", flush=True)
+            return False
+        self.wait(runner, pending)
+        return True
+
+    def submit(self, runner, units: list, waves: dict[str, int], spec_of) -> dict[str, tuple]:
+        """Submit, wave by wave; returns job id -> (unit, submitit job or None for a
+        job of an earlier command) of every job to wait for."""
         import logging
 
         import submitit
 
         logging.getLogger("submitit").setLevel(logging.ERROR)   # sacct may be absent
         todo = [u for u in units if not (runner.runs_dir / u.path / "result.json").is_file()]
-        if not todo:
-            return
         known = self.submitted()
-        queued = _in_queue(list(known.values())) if known else set()
-        waiting = {u.path: known[u.path] for u in todo
-                   if u.path in known and queued is not None and known[u.path] in queued}
-        send = [u for u in todo if u.path not in waiting]
-        pending: dict[str, tuple] = {waiting[u.path]: (u, None) for u in todo
-                                     if u.path in waiting}
-        if waiting and runner.show:
-            print(f"slurm: {len(waiting)} unit(s) still queued or running from before "
-                  f"(jobs {', '.join(waiting.values())}): waiting for them", flush=True)
-        if send:
-            ex = submitit.AutoExecutor(folder=str(self.folder / "%j"), cluster="slurm")
-            ex.update_parameters(name=f"compsuite-{runner.study.name}",
-                                 slurm_array_parallelism=max(1, len(send)),
-                                 **self.resources.parameters())
-            jobs = ex.map_array(_job_class()(), [spec_of(u) for u in send])
-            self.record({**known, **{u.path: j.job_id for u, j in zip(send, jobs)}})
-            if runner.show:
-                print(f"slurm: {len(jobs)} unit(s) submitted as job array "
-                      f"{jobs[0].job_id.split('_')[0]} (logs: {self.folder}; scancel it "
-                      "to stop them)", flush=True)
-            pending.update({j.job_id: (u, j) for u, j in zip(send, jobs)})
-        self.wait(runner, pending)
+        queued = _queue([known[u.path] for u in todo if u.path in known]) or {}
+        active = {u.path: known[u.path] for u in todo
+                  if u.path in known and known[u.path] in queued}
+        pending: dict[str, tuple] = {active[u.path]: (u, None) for u in todo
+                                     if u.path in active}
+        if active and runner.show:
+            print(f"slurm: {len(active)} unit(s) still queued or running from before "
+                  f"(jobs {', '.join(active.values())}): waiting for them", flush=True)
+        send = [u for u in todo if u.path not in active]
+        for wave in sorted({waves[u.path] for u in send}):
+            groups: dict[Resources, list] = {}
+            for u in send:
+                if waves[u.path] == wave:
+                    groups.setdefault(self.resources_of(u), []).append(u)
+            for resources, group in groups.items():
+                after = sorted({active[r] for u in group for r in u.requires if r in active})
+                ex = submitit.AutoExecutor(folder=str(self.folder / "%j"), cluster="slurm")
+                extra = {"kill_on_invalid_dep": "yes"}
+                if after:
+                    extra["dependency"] = "afterok:" + ":".join(after)
+                ex.update_parameters(name=f"compsuite-{runner.study.name}",
+                                     slurm_array_parallelism=len(group),
+                                     slurm_additional_parameters=extra,
+                                     **resources.parameters())
+                jobs = ex.map_array(_job_class()(), [spec_of(u) for u in group])
+                for u, j in zip(group, jobs):
+                    active[u.path] = j.job_id
+                    pending[j.job_id] = (u, j)
+                self.record({**known, **active})
+                if runner.show:
+                    print(f"slurm: {len(jobs)} unit(s) submitted as job array "
+                          f"{jobs[0].job_id.split('_')[0]}"
+                          + (f", after {len(after)} job(s) they need" if after else "")
+                          + f" (logs: {self.folder})", flush=True)
+        return pending
 
     def wait(self, runner, pending: dict[str, tuple]) -> None:
-        """Until every job of ``pending`` (job id -> (unit, submitit job, or None for a
-        job of an earlier command)) has ended; a unit left without its result is an
-        error naming it, the job and its log."""
+        """Until every job of ``pending`` has ended; a unit left without its result is
+        an error naming it, the job and its log.  Ctrl-C asks whether to cancel the
+        jobs or leave them running (:func:`on_stop`)."""
+        from compsuite.processes import Stopped
+
+        try:
+            self._wait(runner, pending)
+        except Stopped as e:
+            on_stop(sorted(pending), self.folder, e)
+            raise
+
+    def _wait(self, runner, pending: dict[str, tuple]) -> None:
         import time
 
-        failed = []
+        failed: dict[str, str] = {}
         while pending:
-            queued = _in_queue(list(pending))
+            queued = _queue(list(pending))
             for jid in list(pending):
                 unit, job_ = pending[jid]
                 log = job_.paths.stderr if job_ is not None else self.folder / jid
@@ -198,18 +332,21 @@ class SlurmExecutor:
                         job_.result()
                     except Exception as e:   # submitit's FailedJobError: the unit raised
                         last = str(e).strip().splitlines()[-1:] or [type(e).__name__]
-                        failed.append(f"{unit.path} (job {jid}): {last[0]}; log: {log}")
+                        failed[unit.path] = f"{unit.path} (job {jid}): {last[0]}; log: {log}"
                         continue
                 elif queued is not None and jid not in queued:
                     # left the queue: with its result (a job of before) or without
-                    # (cancelled, killed, out of memory)
+                    # (cancelled, killed, out of memory, or a unit it needs failed)
                     time.sleep(1.0)   # a result written as it left
                     if job_ is not None and job_.paths.result_pickle.exists():
                         continue   # read on the next round
                     pending.pop(jid)
                     if not result.is_file():
-                        failed.append(f"{unit.path} (job {jid}): ended without a result "
-                                      f"(cancelled or killed); log: {log}")
+                        need = [r for r in unit.requires if r in failed]
+                        failed[unit.path] = (
+                            f"{unit.path} (job {jid}): not run, it needs {need[0]}, which "
+                            "failed" if need else f"{unit.path} (job {jid}): ended without a "
+                            f"result (cancelled or killed); log: {log}")
                         continue
                 else:
                     continue
@@ -218,18 +355,13 @@ class SlurmExecutor:
             if pending:
                 time.sleep(self.poll_s)
         if failed:
-            raise ToolkitError("Slurm job(s) failed: " + "; ".join(failed)
+            raise ToolkitError("Slurm job(s) failed: " + "; ".join(failed.values())
                                + " (fix the cause and rerun the same compsuite run command: "
                                  "finished units are kept)")
 
     def submitted(self) -> dict[str, str]:
         """unit path -> the id of the last job submitted for it (``jobs.json``)."""
-        import json
-
-        try:
-            return json.loads((self.folder / "jobs.json").read_text())
-        except (OSError, ValueError):
-            return {}
+        return submitted(self.folder)
 
     def record(self, jobs: dict[str, str]) -> None:
         """Keep which job was submitted for each unit (``jobs.json``, atomically)."""
@@ -240,3 +372,73 @@ class SlurmExecutor:
         self.folder.mkdir(parents=True, exist_ok=True)
         with atomic_open(self.folder / "jobs.json") as fh:
             json.dump(jobs, fh, indent=1)
+
+
+def submitted(folder: Path) -> dict[str, str]:
+    """unit path -> the id of the last job submitted for it, from ``folder``'s
+    ``jobs.json`` (none where there is none)."""
+    import json
+
+    try:
+        return json.loads((Path(folder) / "jobs.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def on_stop(job_ids: list[str], folder: Path, stopped, ask=None) -> bool:
+    """The submitting command was stopped while its jobs run: on Ctrl-C in a terminal,
+    ask whether to cancel them (``scancel``) or leave them running; otherwise (SIGTERM,
+    no terminal) leave them.  Says what it did; returns whether it cancelled."""
+    import signal
+    import subprocess
+
+    waiting = sorted(_queue(job_ids) or {}) or job_ids
+    if not waiting:
+        return False
+    if ask is None and stopped.signum == signal.SIGINT and sys.stdin.isatty():
+        ask = input
+    answer = ""
+    if ask is not None:
+        try:
+            answer = ask(f"\n{len(waiting)} Slurm job(s) still queued or running. Cancel "
+                         "them (c) or leave them running (l)? [l] ").strip().lower()
+        except BaseException:   # end of input, a second Ctrl-C: leave them
+            answer = ""
+    if answer in ("c", "cancel", "y", "yes"):
+        arrays = sorted({j.split("_")[0] for j in waiting})
+        subprocess.run(["scancel", *waiting], capture_output=True, timeout=60)
+        print(f"slurm: cancelled {len(waiting)} job(s) of array(s) {', '.join(arrays)}; "
+              "finished units are kept", file=sys.stderr, flush=True)
+        return True
+    print(f"slurm: {len(waiting)} job(s) left running ({', '.join(waiting[:8])}"
+          f"{' ...' if len(waiting) > 8 else ''}; logs: {folder}); compsuite status shows "
+          "them, and the same compsuite run command waits for them and collects",
+          file=sys.stderr, flush=True)
+    return False
+
+
+# ----------------------------------------------------------------------------- status
+def unit_states(runs_dir: Path, units: list) -> list[tuple[str, str, str]]:
+    """Each unit's state: (path, state, detail): ``done``; ``queued`` / ``running``
+    (the job id); ``failed`` (its job left the queue without a result: its log);
+    ``not started``."""
+    folder = runs_dir / JOBS_FOLDER
+    jobs = submitted(folder)
+    queue = _queue([jobs[u.path] for u in units if u.path in jobs]) if jobs else {}
+    out = []
+    for u in units:
+        jid = jobs.get(u.path)
+        if (runs_dir / u.path / "result.json").is_file():
+            out.append((u.path, "done", f"job {jid}" if jid else ""))
+        elif jid is None:
+            out.append((u.path, "not started", ""))
+        elif queue is None:
+            out.append((u.path, "unknown", f"job {jid} (squeue did not answer)"))
+        elif jid in queue:
+            state = "running" if queue[jid] in ("RUNNING", "COMPLETING") else "queued"
+            out.append((u.path, state, f"job {jid} ({queue[jid].lower()})"))
+        else:
+            logs = sorted((folder / jid).glob("*_log.err"))
+            out.append((u.path, "failed", f"job {jid}; log: "
+                        f"{logs[0] if logs else folder / jid}"))
+    return out

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable
 
 from compsuite.foundation.errors import ConfigError
 from compsuite.foundation.io import load_mapping
+from compsuite.executors import EXECUTORS, check_resources
 from compsuite.foundation.names import Registry, near
 from compsuite.models.decoding import decoding
 from compsuite.schema import check_keys, mapping, positive
@@ -35,9 +36,10 @@ EXPERIMENTS_DIR = Path(__file__).with_name("experiments")
 STUDY_KEYS = frozenset({"study", "include", "module", "title", "paper", "config_version",
                         "run_all", "architectures", "runs", "profiles", "generation",
                         "toolkit_defaults"})
-PROFILE_KEYS = frozenset({"description", "seeds", "runs", "jobs", "generation"})
+PROFILE_KEYS = frozenset({"description", "seeds", "runs", "jobs", "generation", "executor",
+                          "resources"})
 RUN_KEYS = frozenset({"architecture", "toolkit", "paper_setup", "config", "args", "profiles",
-                      "gpu"})
+                      "gpu", "resources"})
 
 
 def deep_merge(base: dict, over: dict) -> dict:
@@ -105,10 +107,13 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
                               f"{', '.join(backend_names())}){near(toolkit, backend_names())}")
         overrides = check_keys(spec.get("profiles") or {}, profile_names, f"{at}.profiles")
         gpu = mapping(spec.get("gpu") or {}, f"{at}.gpu")
+        # a Slurm job's resources in each profile (compsuite/executors.py)
+        resources = check_keys(spec.get("resources") or {}, profile_names, f"{at}.resources")
+        resources = {p: check_resources(r, f"{at}.resources.{p}") for p, r in resources.items()}
         runs.register(run_name, Run(run_name, arch, toolkit, bool(spec.get("paper_setup", False)),
                                     spec.get("config"), dict(spec.get("args") or {}),
                                     dict(overrides), dict(defaults.get(toolkit) or {}),
-                                    dict(gpu), where))
+                                    dict(gpu), where, resources))
     profiles: Registry[Profile] = Registry(f"profile of study '{name}'")
     study_generation = raw.get("generation") or {}
     decoding(study_generation, f"{where}: generation")
@@ -125,10 +130,16 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
         # the decoding settings, checked once here (the study's under the profile's)
         decoding(generation, f"{at}.generation")
         decoding({**study_generation, **generation}, f"{at}.generation")
+        executor = spec.get("executor")
+        if executor is not None and executor not in EXECUTORS:
+            raise ConfigError(f"{at}.executor: one of {', '.join(EXECUTORS)}, not "
+                              f"{executor!r}{near(str(executor), EXECUTORS)}")
+        resources = check_resources(spec.get("resources"), f"{at}.resources")
         options = {k: v for k, v in spec.items() if k not in PROFILE_KEYS}
         profiles.register(prof_name, Profile(prof_name, spec.get("description", ""),
                                              seed_list(spec.get("seeds", [1]), at),
-                                             list(prof_runs), jobs, options, dict(generation)))
+                                             list(prof_runs), jobs, options, dict(generation),
+                                             executor=executor, resources=resources))
     return StudySpec(name, raw.get("title", name), raw.get("paper", ""),
                      int(raw.get("config_version", 1)),
                      module_of(raw, path), archs, runs, profiles,

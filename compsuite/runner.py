@@ -171,16 +171,18 @@ class Runner:
         return [u for u in units if u.path in keep]
 
     # ------------------------------------------------------------------ running
-    def run(self, units: list[Unit]) -> list[dict]:
+    def run(self, units: list[Unit]) -> list[dict] | None:
         """Prepare every unit's data, then execute the units; returns their results
-        in plan order.  The profile's runs folder and the study's data folder are
+        in plan order (None when an executor was told to submit and not wait).  The profile's runs folder and the study's data folder are
         locked meanwhile (one run per folder: :mod:`compsuite.locks`)."""
         with folder_lock(self.runs_dir, "runs"), \
                 folder_lock(self.data_root / self.study.name, "data"):
             return self._run(units)
 
-    def _run(self, units: list[Unit]) -> list[dict]:
+    def _run(self, units: list[Unit]) -> list[dict] | None:
         start = time.time()
+        if self.executor is not None:
+            self.executor.check(self, units)   # before any work
         self.prepare(units)
         waves = wave_of(units)
         results: dict[str, dict] = {}
@@ -189,10 +191,12 @@ class Runner:
             print(f"{self.study.name} ({self.profile.name}): {len(units)} units, "
                   f"{done_before} already done; {self.jobs} at a time", flush=True)
         counter = iter(range(1, len(units) + 1))
+        if self.executor is not None:   # elsewhere; then read back here
+            if not self.executor.run(self, units, waves, self.job_spec):
+                return None   # detached: the jobs run on
         for wave in sorted(set(waves.values())):
             batch = [u for u in units if waves[u.path] == wave]
-            if self.executor is not None:   # elsewhere; then read back here
-                self.executor.run_wave(self, batch, self.job_spec)
+            if self.executor is not None:
                 for u in batch:
                     results[u.path] = self.execute(u)
                 continue
@@ -226,13 +230,14 @@ class Runner:
     def job_spec(self, unit: Unit) -> dict:
         """What a unit's job elsewhere needs to execute it as this runner would
         (:func:`compsuite.executors.run_unit`)."""
-        sums = {f"{d}/{s}": data.checksum() for (d, s), data in self._data.items()}
+        data = {f"{d}/{s}": {"raw": str(ds.raw.resolve()), "sha256": ds.checksum()}
+                for (d, s), ds in self._data.items()}
+        resources = self.executor.resources_of(unit)
         return {"study": self.study.name, "profile": self.profile.name, "unit": unit.path,
                 "data_root": str(self.data_root.resolve()),
                 "runs_root": str(self.runs_root.resolve()),
                 "generation": dict(self.profile.generation), **self._selection,
-                "threads": getattr(getattr(self.executor, "resources", None), "cpus", None),
-                "data_sha256": sums}
+                "threads": resources.cpus, "gpus": resources.gpus, "data": data}
 
     def dataset(self, unit: Unit) -> Dataset:
         """The prepared dataset of ``unit`` (after :meth:`prepare`)."""
@@ -252,14 +257,15 @@ class Runner:
             print(f"[{n}/{total}] {unit.part}: {unit.path}", file=sys.stderr, flush=True)
         return self.execute(unit, threads)
 
-    def execute(self, unit: Unit, threads: int | None = None) -> dict:
+    def execute(self, unit: Unit, threads: int | None = None, gpus: int = 0) -> dict:
         """Train (or find) the unit's model, evaluate it, store the result; a stored
-        result is read back instead."""
+        result is read back instead.  ``gpus`` above 1: the training is the toolkit's
+        own multi-GPU one (a Slurm job's ``resources.gpus``)."""
         run_dir = self.runs_dir / unit.path
         data = self._data[(unit.dataset, unit.seed)]
         self.check_system(unit, run_dir / "result.json")
         result = stored(run_dir / "result.json", partial(self._compute, unit, data, run_dir,
-                                                          threads))
+                                                          threads, gpus))
         self._finished[unit.path] = Finished(unit, result, data)
         return result
 
@@ -282,13 +288,19 @@ class Runner:
                                f"under the run name '{run.name}' ({before}, now {now}): "
                                "choose another name (--name) or delete that folder")
 
-    def _compute(self, unit: Unit, data: Dataset, run_dir: Path, threads: int | None) -> dict:
+    def _compute(self, unit: Unit, data: Dataset, run_dir: Path, threads: int | None,
+                 gpus: int = 0) -> dict:
         run = self.study.run(unit.run)
         trained = None
         if unit.trains:
-            trained = get_backend(run.toolkit).train(
+            backend = get_backend(run.toolkit)
+            extra = unit.train_options
+            if gpus > 1 and backend.trains(run):   # the toolkit's multi-GPU settings
+                extra = {**(extra or {}), **backend.distributed(run, self.profile.name,
+                                                                 gpus, extra)}
+            trained = backend.train(
                 run, self.profile.name, data, run_dir, unit.seed, threads=threads,
-                extra=unit.train_options, show=self.show)
+                extra=extra, show=self.show)
             checkpoint, model_data = trained["checkpoint"], data
         else:
             source = self._finished[unit.model_from]

@@ -69,6 +69,9 @@ SlurmdTimeout=30
 InactiveLimit=0
 MinJobAge=300
 KillWait=10
+# a requeued job (preempted, or at its time limit) may start again after this many
+# seconds (default 120)
+AuthInfo=cred_expire=10
 Waittime=0
 DefMemPerCPU=$(( mem / cpus ))
 NodeName=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN

@@ -83,23 +83,50 @@ def test_units_run_as_slurm_jobs_with_the_local_values_and_resume(study, cluster
                        "slurm", cwd=ROOT)   # the same runs folder, meanwhile: refused
     assert second.returncode != 0 and "the runs folder is in use by PID" in second.stderr, \
         second.stderr
-    running = None
-    for _ in range(1200):
+    running: list[str] = []
+    for _ in range(1200):   # both units' jobs running
         q = subprocess.run(["squeue", "-h", "-r", "-t", "R", "-o", "%i"],
                            capture_output=True, text=True)
-        if q.stdout.split():
-            running = q.stdout.split()[0]
+        running = sorted(q.stdout.split())
+        if len(running) == 2:
             break
         time.sleep(0.1)
-    assert running, "no job started"
-    subprocess.run(["scancel", running], check=True)   # at once: before it can finish
+    assert len(running) == 2, f"the two jobs did not start: {running}"
+    preempted, cancelled = running
+    subprocess.run(["scancel", cancelled], check=True)   # at once: before it can finish
+    # the other preempted (the signal Slurm sends before a time limit or a preemption:
+    # submitit requeues the job) once its job has set its signal handlers up
+    jobs = tmp_path / "slurm" / "runs" / "ctlpp" / "tiny" / ".slurm"
+    log = jobs / preempted / f"{preempted}_0_log.err"
+    out = log.with_suffix(".out")
+    for _ in range(600):   # run_unit has begun: the handlers are set
+        if out.is_file() and "unit" in out.read_text():
+            break
+        time.sleep(0.05)
+    subprocess.run(["scancel", "--signal=USR2", preempted], check=True)
     _, err = first.communicate(timeout=300)
     assert first.returncode != 0
-    assert f"job {running}" in err and "log:" in err and "rerun" in err, err[-2000:]
-    # the same command again: the finished unit is kept, the cancelled one runs again
+    assert f"job {cancelled}" in err and "log:" in err and "rerun" in err, err[-2000:]
+    assert f"job {preempted}" not in err.split("failed:")[-1], err[-2000:]
+    text = log.read_text()
+    assert "this job is preempted" in text, text[-3000:]
+    runs = tmp_path / "slurm" / "runs" / "ctlpp" / "tiny"
+    assert len(list(runs.rglob("result.json"))) == 1   # the requeued job ran to the end
+    # the same command, detached: the cancelled unit's job is submitted, the command
+    # returns; status shows it; the same command again waits for it and collects
+    detached = compsuite("run", "ctlpp", *SELECT, *folders(tmp_path, "slurm"), "--executor",
+                         "slurm", "--detach", cwd=ROOT)
+    assert detached.returncode == 0 and "compsuite status ctlpp" in detached.stderr, \
+        detached.stderr[-2000:]
+    status = compsuite("status", "ctlpp", *SELECT[:6], "--runs-root",
+                       str(tmp_path / "slurm" / "runs"), cwd=ROOT)
+    states = dict(line.split()[:2] for line in status.stdout.splitlines())
+    assert sorted(states.values()) in (["done", "queued"], ["done", "running"],
+                                       ["done", "done"]), status.stdout
     again = compsuite("run", "ctlpp", *SELECT, *folders(tmp_path, "slurm"), "--executor",
                       "slurm", cwd=ROOT)
     assert again.returncode == 0, again.stderr[-2000:]
+    assert "submitted" not in again.stdout, again.stdout   # it waited for the job of before
     slurm = values(tmp_path / "slurm" / "runs")
     assert len(slurm) == 2
     assert slurm == {k: v for k, v in values(local.root / "runs").items() if k in slurm}
@@ -107,7 +134,8 @@ def test_units_run_as_slurm_jobs_with_the_local_values_and_resume(study, cluster
 
 @pytest.mark.parametrize("options, message", [
     (["--slurm-partition", "gpu"], "--slurm-partition goes with --executor slurm"),
-    (["--executor", "slurm", "--slurm-gpus", "-1"], "--slurm-gpus: -1"),
+    (["--executor", "slurm", "--slurm-gpus", "-1"], "--slurm-gpus: gpus: a number of GPUs"),
+    (["--detach"], "--detach goes with --executor slurm"),
     (["--executor", "slurm", "--slurm-time", "ten"], "--slurm-time: expected a positive"),
     (["--executor", "pbs"], "invalid choice: 'pbs'"),
 ])

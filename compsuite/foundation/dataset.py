@@ -50,7 +50,10 @@ class Dataset:
         """A digest of the raw files' checksums in the manifest (stable across
         regenerations of the same data, unlike the manifest's creation time)."""
         m = read_manifest(self.raw)
-        if m is None:
-            return None
-        return hashlib.sha256(json.dumps(m.get("sha256", {}), sort_keys=True).encode()
-                              ).hexdigest()
+        return None if m is None else digest(m)
+
+
+def digest(manifest: dict) -> str:
+    """A digest of a manifest's file checksums (:meth:`Dataset.checksum`)."""
+    return hashlib.sha256(json.dumps(manifest.get("sha256", {}), sort_keys=True).encode()
+                          ).hexdigest()

@@ -61,6 +61,9 @@ class Run:
     gpu: dict[str, Any] = field(default_factory=dict)
     #: the study file that declares the run (for errors naming its keys)
     source: str = ""
+    #: profile -> what each of its units' Slurm jobs asks for (``gpus``, ``cpus``,
+    #: ``mem_gb``, ``time_min``, ``partition``: compsuite/executors.py)
+    resources: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -79,6 +82,10 @@ class Profile:
     #: ``options`` read into the study's ``profile_schema`` (a dataclass instance; set
     #: by ``Study.validate``)
     settings: Any = None
+    #: where its units execute unless ``--executor`` says (None: the user config's,
+    #: else local) and its jobs' resources on a cluster (compsuite/executors.py)
+    executor: str | None = None
+    resources: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -117,6 +117,15 @@ class Backend:
                 run_dir: Path, show: bool = True, wrap=None) -> Predictions:
         raise NotImplementedError
 
+    def distributed(self, run, profile: str, gpus: int, extra: dict | None = None) -> dict:
+        """The training options (over ``extra``, the unit's own) that spread one unit's
+        training over ``gpus`` GPUs of its node with the toolkit's own distributed
+        training, the batch of an update kept (:func:`split_batch`); a batch the GPUs
+        cannot divide, or a backend that trains on one device, is a ConfigError."""
+        raise ConfigError(f"{run.source or 'the study YAML'}: runs.{run.name}: the "
+                          f"{self.name} backend trains on one device, not {gpus} GPUs "
+                          "(resources.gpus)")
+
     def source_text(self, data: Dataset) -> Path:
         """The folder whose ``{split}.src`` :meth:`predict` decodes (and
         :meth:`predict_lines` reads): the text this backend's models read."""
@@ -299,6 +308,30 @@ def merge(base: dict, override: dict | None) -> dict:
         else:
             out[k] = v
     return out
+
+
+def split_batch(options: dict, gpus: int, accumulation: str, batches: tuple[str, ...],
+                where: str) -> dict:
+    """The options that keep the batch of one update when ``gpus`` processes each take
+    a share of it (a toolkit's data-parallel training: each GPU its own batch, the
+    gradients summed): the ``accumulation`` steps divided by ``gpus`` where they can be
+    (each GPU's batch stays the run's), else each batch size of ``batches`` that the
+    options set; neither divisible: a ConfigError naming ``where``."""
+    accum = options.get(accumulation, 1)
+    listed = isinstance(accum, list)
+    steps = accum[0] if listed and len(accum) == 1 else accum
+    if isinstance(steps, str) and steps.isdigit():
+        steps = int(steps)
+    if isinstance(steps, int) and steps % gpus == 0:
+        steps //= gpus
+        return {accumulation: [steps] if listed else steps}
+    sizes = {k: options[k] for k in batches if options.get(k) is not None}
+    if sizes and all(isinstance(v, int) and v % gpus == 0 for v in sizes.values()):
+        return {k: v // gpus for k, v in sizes.items()}
+    said = ", ".join(f"{k} {v}" for k, v in sizes.items()) or "no batch size"
+    raise ConfigError(f"{where}: {gpus} GPUs (resources.gpus) cannot share the batch of an "
+                      f"update ({said}, {accumulation} {accum}): choose a number of GPUs "
+                      f"that divides {accumulation} or the batch size")
 
 
 def config_hash(obj: Any) -> str:

@@ -43,7 +43,7 @@ from compsuite.models.decoding import Decoding, decoding
 from compsuite.processes import set_aside_incomplete
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
                                      in_order, merge, run_to_file, run_with_progress,
-                                     thread_env, to_cli)
+                                     split_batch, thread_env, to_cli)
 from compsuite.toolkits.fairseq.data import fairseq_subsets, write_fairseq, write_fairseq_pairs
 from compsuite.toolkits.writing import toolkit_command
 
@@ -109,6 +109,14 @@ class FairseqBackend(Backend):
             raise ConfigError(f"run {run.name}: fairseq profile overrides are argument "
                               "mappings, not files")
         return merge(merge(run.defaults, run.args), override)
+
+    def distributed(self, run, profile: str, gpus: int, extra: dict | None = None) -> dict:
+        """fairseq-train's own data-parallel training: one process per GPU of the node
+        (``distributed_world_size``), the update's batch split over them."""
+        args = merge(self.train_args(run, profile), extra)
+        where = f"{run.source or 'the study YAML'}: runs.{run.name} ({profile})"
+        return {"distributed_world_size": gpus,
+                **split_batch(args, gpus, "update_freq", ("batch_size", "max_tokens"), where)}
 
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
               threads: int | None = None, extra: dict | None = None,

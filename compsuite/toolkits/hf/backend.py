@@ -125,6 +125,9 @@ class Settings:
     #: None: the development set's longest target plus a margin (the translator's
     #: answer_room), 256 where there is none
     max_new_tokens: PositiveInt | None = None
+    #: processes torchrun starts, one per GPU of the node (set from a Slurm job's
+    #: ``resources.gpus``: :meth:`HFBackend.distributed`); 1: no torchrun
+    gpus: PositiveInt = 1
 
     def __post_init__(self):
         if self.kind is None and self.train:
@@ -151,6 +154,11 @@ class Settings:
         if self.micro_batch_size and self.batch_size % self.micro_batch_size:
             raise ConfigError(f"{join(where, 'micro_batch_size')}: {self.micro_batch_size} "
                               f"does not divide batch_size {self.batch_size}")
+        micro = self.micro_batch_size or self.batch_size
+        if self.batch_size % (micro * self.gpus):
+            raise ConfigError(f"{join(where, 'batch_size')}: {self.gpus} GPUs (resources.gpus) "
+                              f"cannot share batch_size {self.batch_size} in micro-batches of "
+                              f"{micro}: choose a number of GPUs that divides it")
 
 
 def settings(run, profile: str, gpu: bool = False) -> Settings:
@@ -208,10 +216,26 @@ class HFBackend(Backend):
         text = plain(data)
         base = s.model or str(build_folder(data, s.build, s.prompt))
         # train and labels are not the training's (left out: the hash of a run is kept)
-        kept = {k: v for k, v in asdict(s).items() if k not in ("train", "labels")}
+        kept = {k: v for k, v in asdict(s).items() if k not in ("train", "labels")
+                and (k != "gpus" or v != 1)}   # one GPU: the config (and its hash) as before
         return {"settings": kept, "base": base, "seed": seed,
                 "train": [str(text / "train.src"), str(text / "train.tgt")],
                 "out": str(run_dir / CHECKPOINTS), "cuda": cuda}
+
+    def distributed(self, run, profile: str, gpus: int, extra: dict | None = None) -> dict:
+        """torchrun's processes, one per GPU of the node (Trainer's data-parallel
+        training), an update's ``batch_size`` kept: each GPU its micro-batches
+        (``batch_size / gpus`` where the run sets none), the accumulation steps divided."""
+        s = settings(run, profile, gpu=True)
+        at = f"{run.source or 'the study YAML'}: runs.{run.name}.args"
+        if not s.train:
+            raise ConfigError(f"{at}: an evaluate-only run trains nothing to spread over "
+                              f"{gpus} GPUs (resources.gpus)")
+        out: dict = {"gpus": gpus}
+        if s.micro_batch_size is None and s.batch_size % gpus == 0:
+            out["micro_batch_size"] = s.batch_size // gpus
+        check(Settings, merge(merge(asdict(s), extra), out), at)   # refuses a batch it cannot split
+        return out
 
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
               threads: int | None = None, extra: dict | None = None,
@@ -233,6 +257,9 @@ class HFBackend(Backend):
         with atomic_open(config_path) as fh:
             json.dump(cfg, fh, indent=2)
         cmd = [sys.executable, "-m", "compsuite.toolkits.hf.train", str(config_path)]
+        if s.gpus > 1:   # one process per GPU (the Trainer's data-parallel training)
+            cmd[1:2] = ["-m", "torch.distributed.run", "--standalone",
+                        f"--nproc-per-node={s.gpus}", "-m"]
         start = time.time()
         run_with_progress(cmd, run_dir / "train.log", f"train {run.name}", None,
                           r"^step (\d+)/", show=show, env={**(thread_env(threads) or {}),

@@ -29,7 +29,8 @@ from compsuite.foundation.io import atomic_open, load_mapping
 from compsuite.models.decoding import Decoding, decoding
 from compsuite.processes import set_aside_incomplete
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
-                                     in_order, merge, run_with_progress, thread_env)
+                                     in_order, merge, run_with_progress, split_batch,
+                                     thread_env)
 from compsuite.toolkits.onmt.data import write_onmt
 from compsuite.toolkits.writing import run_logged, toolkit_command
 
@@ -72,8 +73,9 @@ class OnmtBackend(Backend):
     def saved_checkpoints(self, folder: Path) -> list[Checkpoint]:
         return saved(folder)
 
-    def config(self, run, profile: str, data: Dataset, run_dir: Path, seed: int) -> dict:
-        """The complete onmt_train config of a run in a profile (before a test's options)."""
+    def options(self, run, profile: str) -> dict:
+        """The run's onmt_train options in a profile: the study's defaults, its base
+        config, its args, its profile's override (before the dataset's paths)."""
         cfg = dict(run.defaults)
         if run.config:
             cfg = merge(cfg, load_yaml(ROOT / run.config))
@@ -81,7 +83,19 @@ class OnmtBackend(Backend):
         override = run.profiles.get(profile)
         if isinstance(override, str):
             override = load_yaml(ROOT / override)
-        cfg = merge(cfg, override)
+        return merge(cfg, override)
+
+    def distributed(self, run, profile: str, gpus: int, extra: dict | None = None) -> dict:
+        """onmt_train's own multi-GPU training (``world_size``, ``gpu_ranks``: one
+        process per GPU of the node), the update's batch split over them."""
+        cfg = merge(self.options(run, profile), extra)
+        where = f"{run.source or 'the study YAML'}: runs.{run.name} ({profile})"
+        return {"world_size": gpus, "gpu_ranks": list(range(gpus)),
+                **split_batch(cfg, gpus, "accum_count", ("batch_size",), where)}
+
+    def config(self, run, profile: str, data: Dataset, run_dir: Path, seed: int) -> dict:
+        """The complete onmt_train config of a run in a profile (before a test's options)."""
+        cfg = self.options(run, profile)
         if not cfg:
             raise ConfigError(f"run {run.name}: an OpenNMT-py run needs a base config or args")
         folder = data.folder(self.name)
