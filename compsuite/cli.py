@@ -383,12 +383,13 @@ def add_exchange_commands(sub) -> None:
 
 def add_executor_arguments(r) -> None:
     """``compsuite run``'s options of where the units execute (compsuite/executors.py)."""
-    from compsuite.executors import EXECUTORS
     from compsuite.foundation.arguments import positive_float, positive_int
+    from compsuite.resources import EXECUTORS
 
     r.add_argument("--executor", choices=EXECUTORS, default=None,
-                   help="local: on this machine (default); slurm: each wave of units as a "
-                        "Slurm job array, through submitit")
+                   help="local: on this machine (default, unless the profile or the user "
+                        "config says executor: slurm); slurm: each unit a Slurm job, "
+                        "through submitit")
     s = r.add_argument_group("with --executor slurm: each unit's job")
     s.add_argument("--slurm-partition", metavar="NAME")
     s.add_argument("--slurm-time", type=positive_int, metavar="MIN",
@@ -414,8 +415,8 @@ def _executor(a, runner) -> None:
     the user config's, else local), set on ``runner``; checked before any work: Slurm
     options without the Slurm executor, no sbatch, no submitit, resources that are not
     numbers (from the options, the study file or the user config)."""
-    from compsuite.executors import (JOBS_FOLDER, SlurmExecutor, check_resources,
-                                     check_slurm, executor_name, resources_for, user_config)
+    from compsuite.executors import JOBS_FOLDER, SlurmExecutor, check_slurm
+    from compsuite.resources import check_resources, executor_name, resources_for, user_config
 
     given = {k: v for k in SLURM_OPTIONS if (v := getattr(a, k, None)) is not None}
     if getattr(a, "detach", False):

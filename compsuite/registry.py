@@ -22,9 +22,9 @@ from typing import Any, Callable, Iterable
 
 from compsuite.foundation.errors import ConfigError
 from compsuite.foundation.io import load_mapping
-from compsuite.executors import EXECUTORS, check_resources
 from compsuite.foundation.names import Registry, near
 from compsuite.models.decoding import decoding
+from compsuite.resources import EXECUTORS, check_resources
 from compsuite.schema import check_keys, mapping, positive
 from compsuite.studies.base import Profile, Run, Study, StudySpec
 

@@ -175,14 +175,14 @@ class Runner:
         """Prepare every unit's data, then execute the units; returns their results
         in plan order (None when an executor was told to submit and not wait).  The profile's runs folder and the study's data folder are
         locked meanwhile (one run per folder: :mod:`compsuite.locks`)."""
+        if self.executor is not None:
+            self.executor.check(self, units)   # before any work
         with folder_lock(self.runs_dir, "runs"), \
                 folder_lock(self.data_root / self.study.name, "data"):
             return self._run(units)
 
     def _run(self, units: list[Unit]) -> list[dict] | None:
         start = time.time()
-        if self.executor is not None:
-            self.executor.check(self, units)   # before any work
         self.prepare(units)
         waves = wave_of(units)
         results: dict[str, dict] = {}

@@ -10,6 +10,10 @@ from pathlib import Path
 for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+# A user config file of the machine (~/.config/compsuite/config.yaml: executor: slurm,
+# say) does not reach the tests; a test that wants one names it.
+os.environ["COMPSUITE_CONFIG"] = ""
+
 import pytest  # noqa: E402
 
 from compsuite.foundation.dataset import Dataset
