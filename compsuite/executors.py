@@ -25,6 +25,9 @@ from compsuite.resources import Resources
 
 #: the folder of a profile's runs folder that holds submitit's job files and logs
 JOBS_FOLDER = ".slurm"
+#: how often a unit's job may reach its time limit and be requeued, resuming each
+#: time (submitit's ``max_num_timeout``; preemptions do not count)
+TIME_LIMIT_REQUEUES = 20
 
 
 def check_slurm() -> None:
@@ -187,7 +190,8 @@ class SlurmExecutor:
                     groups.setdefault(self.resources_of(u), []).append(u)
             for resources, group in groups.items():
                 after = sorted({active[r] for u in group for r in u.requires if r in active})
-                ex = submitit.AutoExecutor(folder=str(self.folder / "%j"), cluster="slurm")
+                ex = submitit.AutoExecutor(folder=str(self.folder / "%j"), cluster="slurm",
+                                           slurm_max_num_timeout=TIME_LIMIT_REQUEUES)
                 extra = {"kill_on_invalid_dep": "yes"}
                 if after:
                     extra["dependency"] = "afterok:" + ":".join(after)

@@ -290,3 +290,72 @@ def test_ctrl_c_leaves_the_jobs_running_unless_told(queue, tmp_path, capsys, ans
 def test_sigterm_or_no_terminal_leaves_the_jobs_without_asking(queue, tmp_path, capsys):
     assert not executors.on_stop(["7_0"], tmp_path, Stopped(signal.SIGTERM))
     assert queue == [] and "left running" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- submitting
+def test_waves_are_submitted_at_once_by_resources_with_their_dependencies(tmp_path,
+                                                                           monkeypatch):
+    """Without a cluster (submitit's executor faked): a finished unit is not sent, a
+    unit whose job of before is still queued is waited for, each wave is one array per
+    set of resources, and a wave waits (afterok) for the jobs of the units it needs."""
+    import submitit
+
+    from compsuite.studies.base import Unit
+
+    arrays = []
+
+    class FakeJob:
+        def __init__(self, job_id):
+            self.job_id = job_id
+
+    class FakeExecutor:
+        def __init__(self, folder, cluster, slurm_max_num_timeout):
+            assert cluster == "slurm" and slurm_max_num_timeout == executors.TIME_LIMIT_REQUEUES
+            self.params = {}
+
+        def update_parameters(self, **params):
+            self.params.update(params)
+
+        def map_array(self, fn, specs):
+            n = 100 + len(arrays)
+            arrays.append((self.params, [s["unit"] for s in specs]))
+            return [FakeJob(f"{n}_{i}") for i in range(len(specs))]
+
+    monkeypatch.setattr(submitit, "AutoExecutor", FakeExecutor)
+    monkeypatch.setattr(executors, "_queue", lambda ids: {"9_0": "RUNNING"})
+    units = [Unit("t", "small", 1, "d", "a/small"), Unit("t", "big", 1, "d", "a/big"),
+             Unit("t", "small", 1, "d", "b/small"), Unit("t", "small", 1, "d", "c/small"),
+             Unit("e", "small", 1, "d", "a/eval", model_from="a/small"),
+             Unit("e", "big", 1, "d", "a/eval-big", model_from="a/big"),
+             Unit("e", "small", 1, "d", "b/eval", model_from="b/small")]
+    runs = tmp_path / "runs"
+    (runs / "c/small").mkdir(parents=True)
+    (runs / "c/small/result.json").write_text("{}")   # finished: never sent
+    folder = runs / ".slurm"
+    ex = executors.SlurmExecutor(folder, lambda u: Resources(gpus=2 if u.run == "big" else 0))
+    ex.record({"b/small": "9_0"})   # from an earlier command, still running
+
+    class Runner:
+        runs_dir = runs
+        show = False
+
+        class study:
+            name = "s"
+
+    waves = {"a/small": 0, "a/big": 0, "b/small": 0, "c/small": 0,
+             "a/eval": 1, "a/eval-big": 1, "b/eval": 1}
+    pending = ex.submit(Runner, units, waves, lambda u: {"unit": u.path})
+    sent = [(p["gpus_per_node"] if "gpus_per_node" in p else 0,
+             p["slurm_additional_parameters"].get("dependency"), paths)
+            for p, paths in arrays]
+    assert sent == [(0, None, ["a/small"]), (2, None, ["a/big"]),
+                    (0, "afterok:100_0:9_0", ["a/eval", "b/eval"]),
+                    (2, "afterok:101_0", ["a/eval-big"])]
+    assert all(p["slurm_additional_parameters"]["kill_on_invalid_dep"] == "yes"
+               for p, _ in arrays)
+    assert sorted(u.path for u, _ in pending.values()) == sorted(
+        u.path for u in units if u.path != "c/small")
+    assert pending["9_0"][1] is None   # waited for, not sent again
+    assert executors.submitted(folder) == {"b/small": "9_0", "a/small": "100_0",
+                                           "a/big": "101_0", "a/eval": "102_0",
+                                           "b/eval": "102_1", "a/eval-big": "103_0"}
