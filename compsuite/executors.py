@@ -263,8 +263,8 @@ class SlurmExecutor:
                 time.sleep(self.poll_s)
         if failed:
             raise ToolkitError("Slurm job(s) failed: " + "; ".join(failed.values())
-                               + " (fix the cause and rerun the same compsuite run command: "
-                                 "finished units are kept)")
+                               + " (fix the cause, then rerun to resume: finished units are "
+                                 f"kept: {resume_command()})")
 
     def submitted(self) -> dict[str, str]:
         """unit path -> the id of the last job submitted for it (``jobs.json``)."""
@@ -279,6 +279,13 @@ class SlurmExecutor:
         self.folder.mkdir(parents=True, exist_ok=True)
         with atomic_open(self.folder / "jobs.json") as fh:
             json.dump(jobs, fh, indent=1)
+
+
+def resume_command() -> str:
+    """The command that resumes: the one that runs (``--detach`` left out)."""
+    import shlex
+
+    return shlex.join(["compsuite", *(a for a in sys.argv[1:] if a != "--detach")])
 
 
 def submitted(folder: Path) -> dict[str, str]:
