@@ -190,7 +190,7 @@ def _runner(a, study=None):
     runner = Runner(study or _study(a), a.profile,
                     data_root=Path(getattr(a, "data_root", "DATA")),
                     runs_root=Path(a.runs_root), show=not getattr(a, "quiet", False),
-                    jobs=getattr(a, "jobs", None))
+                    jobs=getattr(a, "jobs", None), threads=getattr(a, "threads", None))
     settings = engine_settings(a)
     if settings:
         generation = {**runner.profile.generation, **settings}
@@ -217,7 +217,8 @@ def cmd_run(a) -> int:
                   f"{', '.join(empty)}", file=sys.stderr)
     if not units:
         return _fail("nothing to run: the selection leaves no units", 2)
-    if runner.run(units) is None:   # detached: its jobs run on
+    runner.run(units)
+    if getattr(runner.executor, "detach", False):   # submitted: its jobs run on
         print(f"compsuite: submitted; see them with: compsuite status {study.name} "
               f"--profile {runner.profile.name} --runs-root {a.runs_root}", file=sys.stderr)
         return 0
@@ -396,7 +397,7 @@ def add_executor_arguments(r) -> None:
                    help="time limit in minutes (default 60; a job that reaches it is "
                         "requeued and resumes)")
     s.add_argument("--slurm-cpus", type=positive_int, metavar="N",
-                   help="CPUs per job: its training's threads (default 1)")
+                   help="CPUs per job (default: the threads of its training, --threads)")
     s.add_argument("--slurm-gpus", type=int, metavar="N",
                    help="GPUs per job (default 0; more than 1: the toolkit's own multi-GPU "
                         "training in the job)")
@@ -436,7 +437,8 @@ def _executor(a, runner) -> None:
     study, profile = runner.study, runner.profile
     runner.executor = SlurmExecutor(
         runner.runs_dir / JOBS_FOLDER, detach=detach,
-        resources_of=lambda u: resources_for(study, profile, u.run, user, options))
+        resources_of=lambda u: resources_for(study, profile, u.run, user, options,
+                                             runner.threads))
 
 
 def add_system_arguments(r) -> None:
@@ -524,8 +526,15 @@ def build_parser() -> argparse.ArgumentParser:
                            help="only these parts of the study, with the units they need "
                                 "(compsuite list names them)")
             r.add_argument("--jobs", type=int, metavar="N",
-                           help="trainings side by side, each with an equal share of the CPU "
-                                "threads (default: the profile's `jobs`, else 1)")
+                           help="trainings side by side (default: the profile's `jobs`, else "
+                                "1); it changes no result")
+            r.add_argument("--machine-kernels", action="store_true",
+                           help="let torch, oneDNN and MKL choose their CPU kernels for this "
+                                "CPU (faster where it has more than AVX2) instead of the "
+                                "pinned AVX2 ones: results may then differ between machines")
+            r.add_argument("--threads", type=int, metavar="N",
+                           help="CPU threads of each training and of the evaluation (default: "
+                                "the profile's `threads`, else 1); recorded in each result")
             r.add_argument("--data-root", default="DATA")
             r.add_argument("--quiet", action="store_true", help="no progress bars")
             add_executor_arguments(r)
@@ -573,6 +582,9 @@ def stopped_message(e: Stopped, argv: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    from compsuite.kernels import setup
+
+    setup(argv)   # before torch: the CPU kernels pinned, here and in every child
     with handlers():
         try:
             args = build_parser().parse_args(argv)

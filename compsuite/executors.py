@@ -66,7 +66,12 @@ def run_unit(spec: dict) -> str:
                             "run command, which prepares them before it submits")
     runner = Runner(get_study(spec["study"]), spec["profile"],
                     data_root=Path(spec["data_root"]), runs_root=Path(spec["runs_root"]),
-                    show=False, jobs=1)
+                    show=False, jobs=1, threads=spec.get("threads"))
+    threads = runner.cpu_threads()
+    if threads is not None:   # as a local run's: the training's and the evaluation's
+        import torch
+
+        torch.set_num_threads(threads)
     if spec.get("generation"):
         runner.profile = replace(runner.profile, generation=spec["generation"])
     by_path = {u.path: u for u in runner.study.plan(runner.profile, seeds=spec.get("seeds"),
@@ -84,7 +89,7 @@ def run_unit(spec: dict) -> str:
         if not (runner.runs_dir / u.path / "result.json").is_file():
             raise ToolkitError(f"{unit.path} needs {u.path}, which has no result.json")
         runner.execute(u)
-    runner.execute(unit, spec.get("threads"), gpus=spec.get("gpus") or 0)
+    runner.execute(unit, threads, gpus=spec.get("gpus") or 0)
     return unit.path
 
 

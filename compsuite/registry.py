@@ -36,8 +36,8 @@ EXPERIMENTS_DIR = Path(__file__).with_name("experiments")
 STUDY_KEYS = frozenset({"study", "include", "module", "title", "paper", "config_version",
                         "run_all", "architectures", "runs", "profiles", "generation",
                         "toolkit_defaults"})
-PROFILE_KEYS = frozenset({"description", "seeds", "runs", "jobs", "generation", "executor",
-                          "resources"})
+PROFILE_KEYS = frozenset({"description", "seeds", "runs", "jobs", "threads", "generation",
+                          "executor", "resources"})
 RUN_KEYS = frozenset({"architecture", "toolkit", "paper_setup", "config", "args", "profiles",
                       "gpu", "resources"})
 
@@ -126,6 +126,8 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
                 raise ConfigError(f"{at}: unknown run '{r}'{near(r, runs)}")
         jobs = spec.get("jobs", 1)
         positive(jobs, f"{at}.jobs")
+        threads = spec.get("threads", 1)
+        positive(threads, f"{at}.threads")
         generation = spec.get("generation") or {}
         # the decoding settings, checked once here (the study's under the profile's)
         decoding(generation, f"{at}.generation")
@@ -139,7 +141,8 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
         profiles.register(prof_name, Profile(prof_name, spec.get("description", ""),
                                              seed_list(spec.get("seeds", [1]), at),
                                              list(prof_runs), jobs, options, dict(generation),
-                                             executor=executor, resources=resources))
+                                             executor=executor, resources=resources,
+                                             threads=threads))
     return StudySpec(name, raw.get("title", name), raw.get("paper", ""),
                      int(raw.get("config_version", 1)),
                      module_of(raw, path), archs, runs, profiles,

@@ -26,8 +26,8 @@ def _at_least_zero(value: Any, where: str) -> None:
 @dataclass(frozen=True)
 class Resources:
     """What one unit's Slurm job asks for: ``gpus`` per node (more than one: the
-    toolkit's own multi-GPU training inside the job), ``cpus`` per task (the threads
-    its training gets), ``mem_gb``, ``time_min`` (its time limit; a job that reaches
+    toolkit's own multi-GPU training inside the job), ``cpus`` per task (by default the
+    profile's ``threads``, which its training uses), ``mem_gb``, ``time_min`` (its time limit; a job that reaches
     it is requeued and resumes), ``partition`` (the cluster's default where absent).
 
     Read from, each over the one before: the user config's ``resources:``, the
@@ -99,10 +99,11 @@ def executor_name(option: str | None, profile, user: UserConfig) -> str:
 
 
 def resources_for(study, profile, run_name: str, user: UserConfig,
-                  options: dict[str, Any]) -> Resources:
-    """The resources of one run's jobs (see :class:`Resources` for the order)."""
+                  options: dict[str, Any], threads: int = 1) -> Resources:
+    """The resources of one run's jobs (see :class:`Resources` for the order); CPUs
+    as many as the training's ``threads`` where none of them says."""
     run = study.run(run_name)
-    merged: dict[str, Any] = {}
+    merged: dict[str, Any] = {"cpus": threads}
     for layer in (user.resources, profile.resources, run.resources.get(profile.name), options):
         merged.update(layer or {})
     return Resources(**merged)

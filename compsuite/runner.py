@@ -8,8 +8,8 @@ A study (``compsuite/studies/<study>.py``) plans its units of work; the runner
    whose runs use it writes its own format; both are skipped when their manifest
    matches);
 3. executes the units in waves (a unit runs after the units it needs), ``jobs`` at a
-   time, the CPU threads split evenly between trainings side by side: train the
-   unit's run with its toolkit backend (skipped when ``train.json`` matches) or take
+   time, each training with the profile's ``threads`` on a CPU whatever runs beside it
+   (``--jobs`` changes no result): train the unit's run with its toolkit backend (skipped when ``train.json`` matches) or take
    the model of the unit it evaluates, then let the study evaluate it;
 4. stores each result with one provenance record (seed, git revision, config version,
    data checksum, checkpoint) atomically in ``result.json``: a unit whose result is
@@ -34,6 +34,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
+from compsuite import kernels
 from compsuite.foundation.checkout import ROOT
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, ToolkitError
@@ -97,15 +98,15 @@ def with_requirements(by_path: dict[str, Unit], paths: list[str]) -> set[str]:
     return keep
 
 
-def execute_parallel(tasks: list[Callable[[int | None], Any]], jobs: int) -> list:
+def execute_parallel(tasks: list[Callable[[int | None], Any]], jobs: int,
+                     threads: int | None = 1) -> list:
     """Run ``tasks`` ``jobs`` at a time, results in the order given.  Each task is
-    called with the CPU threads its training may use: an equal share when several run
-    side by side, None (the toolkit's default) when one runs at a time."""
+    called with ``threads``, the CPU threads its training uses whatever runs beside it
+    (None: the toolkit's default, on a GPU)."""
     if jobs <= 1 or len(tasks) <= 1:
-        return [t(None) for t in tasks]
+        return [t(threads) for t in tasks]
     from concurrent.futures import ThreadPoolExecutor
 
-    threads = max(1, (os.cpu_count() or 1) // jobs)
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
         futures = [pool.submit(t, threads) for t in tasks]
@@ -119,7 +120,8 @@ class Runner:
     """Runs one profile of one study (see the module docstring)."""
 
     def __init__(self, study: Study, profile: str, data_root: Path = Path("DATA"),
-                 runs_root: Path = Path("runs"), show: bool = True, jobs: int | None = None):
+                 runs_root: Path = Path("runs"), show: bool = True, jobs: int | None = None,
+                 threads: int | None = None):
         self.study = study
         self.profile = study.profile(profile)
         self.data_root = Path(data_root)
@@ -130,6 +132,10 @@ class Runner:
         if jobs is not None:
             positive(jobs, "--jobs")
         self.jobs = jobs if jobs is not None else self.profile.jobs
+        if threads is not None:
+            positive(threads, "--threads")
+        #: every training's CPU threads, and the in-process evaluation's
+        self.threads = threads if threads is not None else self.profile.threads
         self._data: dict[tuple[str, int], Dataset] = {}
         self._finished: dict[str, Finished] = {}
         self._revision: str | None = None
@@ -181,8 +187,24 @@ class Runner:
                 folder_lock(self.data_root / self.study.name, "data"):
             return self._run(units)
 
+    def cpu_threads(self) -> int | None:
+        """The threads each training gets: the profile's ``threads`` (``--threads``) on
+        a CPU, None (the toolkit's default) on a GPU, whose arithmetic they do not
+        change."""
+        from compsuite.devices import cuda_available
+
+        return None if cuda_available() else self.threads
+
     def _run(self, units: list[Unit]) -> list[dict] | None:
         start = time.time()
+        threads = self.cpu_threads()
+        if threads is not None and self.executor is None:
+            import torch   # the in-process evaluation's threads too
+
+            torch.set_num_threads(threads)
+            if self.show and self.jobs * threads > (os.cpu_count() or 1):
+                print(f"note: {self.jobs} trainings at a time x {threads} threads each is "
+                      f"more than the {os.cpu_count()} CPUs", file=sys.stderr, flush=True)
         self.prepare(units)
         waves = wave_of(units)
         results: dict[str, dict] = {}
@@ -202,7 +224,7 @@ class Runner:
                 continue
             self._before_threads(batch)
             tasks = [partial(self._execute_counted, u, counter, len(units)) for u in batch]
-            for u, res in zip(batch, execute_parallel(tasks, self.jobs)):
+            for u, res in zip(batch, execute_parallel(tasks, self.jobs, self.cpu_threads())):
                 results[u.path] = res
         if self.show:
             print(f"{self.study.name} ({self.profile.name}): finished in "
@@ -237,7 +259,7 @@ class Runner:
                 "data_root": str(self.data_root.resolve()),
                 "runs_root": str(self.runs_root.resolve()),
                 "generation": dict(self.profile.generation), **self._selection,
-                "threads": resources.cpus, "gpus": resources.gpus, "data": data}
+                "threads": self.threads, "gpus": resources.gpus, "data": data}
 
     def dataset(self, unit: Unit) -> Dataset:
         """The prepared dataset of ``unit`` (after :meth:`prepare`)."""
@@ -324,7 +346,8 @@ class Runner:
                 "data_sha256": data.checksum(), "model_from": unit.model_from,
                 "checkpoint": checkpoint,
                 "train_wall_s": trained.get("wall_s") if trained else None,
-                "threads": trained.get("threads") if trained else None,
+                "threads": trained.get("threads") if trained else self.cpu_threads(),
+                "kernels": kernels.describe(),
                 # a model or program brought to the suite, evaluated as it is
                 "evaluate_only": bool(trained and trained.get("evaluate_only")),
                 "system": self.system(run),

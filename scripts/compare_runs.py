@@ -7,7 +7,7 @@
 RUNS_A and RUNS_B are ``--runs-root`` folders (or any folders): every ``result.json``
 under A is matched by its relative path to the one under B and the two are compared
 leaf by leaf.  Provenance that says where or when a result was made (the git
-revision, training time, thread count) is left out by default; ``--ignore-paths``
+revision, training time, thread count, CPU kernels) is left out by default; ``--ignore-paths``
 also leaves out string values that are paths (they name the folder the run lived in,
 so two copies of the same run differ there).  Prints every difference and a summary
 line; exits 1 when anything differs or a result is missing on one side.
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 #: provenance that depends on when and where a run was made, not on what it computed
-VOLATILE = ("git", "train_wall_s", "threads", "wall_s", "created", "elapsed_s")
+VOLATILE = ("git", "train_wall_s", "threads", "wall_s", "created", "elapsed_s", "kernels")
 
 
 def leaves(obj: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -43,9 +43,9 @@ def looks_like_path(value: Any) -> bool:
 
 
 def compare(a: dict, b: dict, ignore: set[str], ignore_paths: bool) -> list[str]:
-    def keep(key: str, value: Any) -> bool:
-        last = key.rsplit(".", 1)[-1].split("[", 1)[0]
-        return last not in ignore and not (ignore_paths and looks_like_path(value))
+    def keep(key: str, value: Any) -> bool:   # no part of the key path is ignored
+        parts = {p.split("[", 1)[0] for p in key.split(".")}
+        return not parts & ignore and not (ignore_paths and looks_like_path(value))
 
     la = {k: v for k, v in leaves(a) if keep(k, v)}
     lb = {k: v for k, v in leaves(b) if keep(k, v)}

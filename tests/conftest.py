@@ -10,6 +10,12 @@ from pathlib import Path
 for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+# The CPU kernels pinned as `compsuite` pins them (compsuite/kernels.py), before torch
+# is imported: the tests' own process computes as the commands they start do.
+from compsuite.kernels import setup as _pin_kernels  # noqa: E402
+
+_pin_kernels()
+
 # A user config file of the machine (~/.config/compsuite/config.yaml: executor: slurm,
 # say) does not reach the tests; a test that wants one names it.
 os.environ["COMPSUITE_CONFIG"] = ""

@@ -2,7 +2,6 @@
 the parallel executor, stored results, run folders, the OpenNMT-py config merge, the
 registries studies add to, and the classifier protocol."""
 import json
-import os
 
 import pytest
 
@@ -16,13 +15,14 @@ from compsuite.toolkits import get_backend
 from compsuite.toolkits.base import begin_run, finish_run
 
 
-def test_parallel_executor_keeps_order_and_splits_threads():
+def test_parallel_executor_keeps_order_and_gives_each_task_the_same_threads():
     seen = []
     tasks = [lambda threads, i=i: seen.append(threads) or i * i for i in range(5)]
-    assert execute_parallel(tasks, 1) == [0, 1, 4, 9, 16] and seen == [None] * 5
+    assert execute_parallel(tasks, 1) == [0, 1, 4, 9, 16] and seen == [1] * 5
     seen.clear()
-    assert execute_parallel(tasks, 2) == [0, 1, 4, 9, 16]
-    assert seen == [max(1, (os.cpu_count() or 1) // 2)] * 5
+    assert execute_parallel(tasks, 2) == [0, 1, 4, 9, 16] and seen == [1] * 5
+    seen.clear()   # however many run at once: what --jobs changes is only that
+    assert execute_parallel(tasks, 3, threads=2) == [0, 1, 4, 9, 16] and seen == [2] * 5
 
 
 def test_stored_results_are_computed_once(tmp_path):

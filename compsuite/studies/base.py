@@ -86,6 +86,10 @@ class Profile:
     #: else local) and its jobs' resources on a cluster (compsuite/executors.py)
     executor: str | None = None
     resources: dict[str, Any] = field(default_factory=dict)
+    #: the CPU threads of every training and in-process evaluation, whatever runs
+    #: beside it (``--jobs`` only decides how many run at once): a result's arithmetic
+    #: does not depend on it
+    threads: int = 1
 
 
 @dataclass

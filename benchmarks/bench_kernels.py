@@ -1,0 +1,106 @@
+"""What pinning the CPU kernels costs (compsuite/kernels.py): training steps of a small
+Transformer and a small LSTM, with the kernels pinned at AVX2 (the suite's default)
+against the kernels torch, oneDNN and MKL choose for this CPU (``--machine-kernels``).
+
+    .venv/bin/python benchmarks/bench_kernels.py [--rounds 5] [--steps 30] [--threads 1]
+
+Each measurement is a process of its own (the kernels are chosen when torch starts),
+the two ways in alternating rounds; each process trains both models for ``--steps``
+steps (forward, backward, an Adam step; batch 32, sequences of 40) after two steps of
+warm-up and prints its steps per second.  Prints the CPU, what torch chose in each way,
+each way's median and the ratio of the medians (pinned / machine: below 1 is slower).
+Nothing is compared with a threshold: it measures.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def worker(steps: int, threads: int) -> dict:
+    import torch
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(1)
+    vocab, d, batch, length = 1000, 256, 32, 40
+    emb = torch.nn.Embedding(vocab, d)
+    models = {
+        "transformer": torch.nn.Transformer(d_model=d, nhead=4, num_encoder_layers=2,
+                                            num_decoder_layers=2, dim_feedforward=1024,
+                                            batch_first=True, dropout=0.1),
+        "lstm": torch.nn.LSTM(d, d, num_layers=2, batch_first=True, bidirectional=True),
+    }
+    out = {"capability": torch.backends.cpu.get_cpu_capability()}
+    x = torch.randint(0, vocab, (batch, length))
+    for name, model in models.items():
+        head = torch.nn.Linear(d * (2 if name == "lstm" else 1), vocab)
+        params = [*model.parameters(), *emb.parameters(), *head.parameters()]
+        opt = torch.optim.Adam(params, lr=1e-3)
+
+        def step():
+            e = emb(x)
+            h = model(e, e) if name == "transformer" else model(e)[0]
+            loss = torch.nn.functional.cross_entropy(head(h).reshape(-1, vocab), x.reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+        for _ in range(2):
+            step()
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        out[name] = steps / (time.perf_counter() - start)
+    return out
+
+
+def measure(pinned: bool, steps: int, threads: int) -> dict:
+    from compsuite import kernels
+
+    env = {k: v for k, v in os.environ.items() if k not in (*kernels.PINNED, kernels.STATE)}
+    if pinned:
+        env.update(kernels.PINNED)
+    out = subprocess.run([sys.executable, __file__, "--worker", "--steps", str(steps),
+                          "--threads", str(threads)], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args()
+    if a.worker:
+        print(json.dumps(worker(a.steps, a.threads)))
+        return
+    sys.path.insert(0, str(ROOT))
+    from compsuite.kernels import cpu_model
+
+    runs = {True: [], False: []}
+    for _ in range(a.rounds):
+        for pinned in (False, True):
+            runs[pinned].append(measure(pinned, a.steps, a.threads))
+    print(f"CPU: {cpu_model()}; {a.threads} thread(s), {a.rounds} rounds of {a.steps} steps")
+    print(f"machine kernels: torch uses {runs[False][0]['capability']}; pinned: "
+          f"{runs[True][0]['capability']}")
+    print("| model | machine (steps/s) | pinned (steps/s) | pinned / machine |")
+    print("| --- | --- | --- | --- |")
+    for name in ("transformer", "lstm"):
+        m = statistics.median(r[name] for r in runs[False])
+        q = statistics.median(r[name] for r in runs[True])
+        print(f"| {name} | {m:.2f} | {q:.2f} | {q / m:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""The CPU kernels pinned (compsuite/kernels.py): the environment every process of a run
+inherits, the switch that leaves the choice to the libraries, and what a result records.
+scripts/kernel_check.py compares whole tiny runs under two instruction sets (too long for
+the suite; its figures are in docs/reproducibility.md)."""
+import os
+import subprocess
+import sys
+
+from compsuite import kernels
+
+
+def torch_chooses(env: dict) -> str:
+    out = subprocess.run([sys.executable, "-c", "import torch; "
+                          "print(torch.backends.cpu.get_cpu_capability())"],
+                         env=env, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def test_setup_pins_the_kernels_for_the_processes_it_starts(monkeypatch):
+    for k in (*kernels.PINNED, kernels.STATE):
+        monkeypatch.delenv(k, raising=False)
+    assert kernels.setup(["run", "ctlpp"])
+    assert {k: os.environ[k] for k in kernels.PINNED} == kernels.PINNED
+    assert os.environ[kernels.STATE] == "pinned" and kernels.describe()["pinned"]
+    assert torch_chooses(dict(os.environ)) in ("AVX2", "DEFAULT")   # never more than AVX2
+
+
+def test_machine_kernels_leave_the_choice_to_the_libraries(monkeypatch):
+    for k in (*kernels.PINNED, kernels.STATE):
+        monkeypatch.delenv(k, raising=False)
+    assert not kernels.setup(["run", "ctlpp", "--machine-kernels"])
+    assert not any(k in os.environ for k in kernels.PINNED)
+    assert os.environ[kernels.STATE] == "machine" and not kernels.describe()["pinned"]
+    assert kernels.setup([]) is False   # a child of such a process keeps the choice
+    assert not any(k in os.environ for k in kernels.PINNED)
+
+
+def test_results_record_the_kernels_and_the_threads(tiny_study):
+    r = tiny_study("ctlpp").result("A/bilstm-fairseq/seed1")
+    assert r["kernels"]["pinned"] is True and r["kernels"]["cpu"] == kernels.cpu_model()
+    assert r["kernels"]["torch_cpu_capability"] in ("AVX2", "DEFAULT")
+    assert r["threads"] == 1
