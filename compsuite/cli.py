@@ -382,6 +382,19 @@ def add_exchange_commands(sub) -> None:
     sc.set_defaults(func=cmd_score)
 
 
+def add_status_command(sub) -> None:
+    """``compsuite status``: each unit of a profile and where it is."""
+    st = sub.add_parser("status", help="each unit of a profile: done, queued, running "
+                                       "(its Slurm job), failed (its log), not started")
+    st.add_argument("study", help="a study (compsuite list)")
+    st.add_argument("--profile", default="quick")
+    st.add_argument("--runs-root", default="runs")
+    st.add_argument("--seeds", type=int, nargs="+", help="instead of the profile's")
+    st.add_argument("--runs", nargs="+", help="only these runs (architecture-toolkit)")
+    st.add_argument("--parts", nargs="+", metavar="PART", help="only these parts")
+    st.set_defaults(func=cmd_status)
+
+
 def add_executor_arguments(r) -> None:
     """``compsuite run``'s options of where the units execute (compsuite/executors.py)."""
     from compsuite.foundation.arguments import positive_float, positive_int
@@ -541,15 +554,7 @@ def build_parser() -> argparse.ArgumentParser:
             add_system_arguments(r)
         r.set_defaults(func=func)
 
-    st = sub.add_parser("status", help="each unit of a profile: done, queued, running "
-                                       "(its Slurm job), failed (its log), not started")
-    st.add_argument("study", help="a study (compsuite list)")
-    st.add_argument("--profile", default="quick")
-    st.add_argument("--runs-root", default="runs")
-    st.add_argument("--seeds", type=int, nargs="+", help="instead of the profile's")
-    st.add_argument("--runs", nargs="+", help="only these runs (architecture-toolkit)")
-    st.add_argument("--parts", nargs="+", metavar="PART", help="only these parts")
-    st.set_defaults(func=cmd_status)
+    add_status_command(sub)
     add_exchange_commands(sub)
     sub.add_parser("list", help="studies, profiles and parts").set_defaults(func=cmd_list)
     sub.add_parser("paths", help="where the plugins and configs are").set_defaults(func=cmd_paths)

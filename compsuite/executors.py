@@ -60,10 +60,11 @@ def run_unit(spec: dict) -> str:
         m = read_manifest(Path(want["raw"]))
         found = None if m is None else digest(m)
         if found != want["sha256"]:
-            why = "has no manifest" if m is None else "holds other data"
-            raise DataError(f"{want['raw']} {why} than the submitting command prepared "
-                            f"({key}); the job does not prepare data: rerun the compsuite "
-                            "run command, which prepares them before it submits")
+            why = ("no manifest, though the submitting command prepared data there"
+                   if m is None else "other data than the submitting command prepared")
+            raise DataError(f"{want['raw']}: {why} ({key}); a job does not prepare data: "
+                            "rerun the compsuite run command, which prepares them before "
+                            "it submits")
     runner = Runner(get_study(spec["study"]), spec["profile"],
                     data_root=Path(spec["data_root"]), runs_root=Path(spec["runs_root"]),
                     show=False, jobs=1, threads=spec.get("threads"))

@@ -189,29 +189,3 @@ def test_ctlpp_plan():
     with pytest.raises(ConfigError, match="unknown part 'gird'.*did you mean 'grid'"):
         Runner(study, "quick").plan(parts=["gird"])
 
-
-def test_one_at_a_time_gives_the_values_of_two_side_by_side(tiny_study, tmp_path):
-    """--jobs changes no result: the tiny run trains two units side by side; one at a
-    time, in a process left with the toolkits' default threads (no OMP_NUM_THREADS), each
-    training still gets the profile's one thread and gives the same values."""
-    import subprocess
-    import sys
-
-    from conftest import ROOT
-
-    t = tiny_study("ctlpp")
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    out = subprocess.run(
-        [sys.executable, "-m", "compsuite.cli", "run", "ctlpp", "--quiet", "--profile", "tiny",
-         "--jobs", "1", "--parts", "table1", "--runs", "bilstm-fairseq",
-         "--data-root", str(t.root / "DATA"), "--runs-root", str(tmp_path / "runs"),
-         "--results-root", str(tmp_path / "results")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    drop = ("checkpoint", "git", "train_wall_s")
-    for unit in ("A/bilstm-fairseq/seed1", "R/bilstm-fairseq/seed1"):
-        alone = json.loads((tmp_path / "runs" / "ctlpp" / "tiny" / unit / "result.json").read_text())
-        beside = t.result(unit)
-        assert alone["threads"] == beside["threads"] == 1
-        assert {k: v for k, v in alone.items() if k not in drop} == \
-            {k: v for k, v in beside.items() if k not in drop}, unit

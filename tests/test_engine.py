@@ -116,3 +116,33 @@ def test_classifier_protocol_on_a_trained_checkpoint(tiny_study):
     assert same.classify(["a 3", "b 4"]) == preds
     with pytest.raises(ConfigError, match="cannot load a model as a classifier"):
         get_backend("onmt").load(train["checkpoint"], None, "classifier")
+
+
+@pytest.mark.parametrize("jobs, threads", [(1, None), (2, None), (2, 3)])
+def test_every_training_gets_the_profiles_threads_whatever_jobs(jobs, threads, tmp_path,
+                                                                monkeypatch):
+    """--jobs decides how many units run at once, never a training's threads: one at a
+    time or side by side, each training gets the profile's (1) or --threads; each
+    result records them, and the in-process evaluation runs on as many."""
+    import torch
+
+    from compsuite.registry import get_study
+    from compsuite.runner import Runner
+
+    study = get_study("majority")
+    backend = get_backend(study.run("bow-sklearn").toolkit)
+    seen = []
+    train = backend.train
+
+    def recorded(*a, threads=None, **k):
+        seen.append(threads)
+        return train(*a, threads=threads, **k)
+
+    monkeypatch.setattr(backend, "train", recorded)
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: seen.append(("torch", n)))
+    runner = Runner(study, "tiny", data_root=tmp_path / "DATA", runs_root=tmp_path / "runs",
+                    show=False, jobs=jobs, threads=threads)
+    results = runner.run(runner.plan())
+    want = threads or 1
+    assert seen[0] == ("torch", want) and seen[1:] == [want] * (len(seen) - 1) and len(seen) > 2
+    assert all(r["threads"] == want for r in results)

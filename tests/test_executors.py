@@ -236,12 +236,13 @@ def test_a_job_refuses_data_that_are_missing_or_differ(tmp_path):
     spec = {"study": "ctlpp", "profile": "tiny", "unit": "A/bilstm-fairseq/seed1",
             "data_root": str(tmp_path), "runs_root": str(tmp_path / "runs"),
             "data": {"A/1": {"raw": str(raw), "sha256": "0" * 64}}}
-    with pytest.raises(DataError, match="has no manifest than the submitting command"):
+    with pytest.raises(DataError, match="raw: no manifest, though the submitting command "
+                                        "prepared data there"):
         executors.run_unit(spec)
     write_manifest(raw, generator="test", generator_version="1", seed=1, args={},
                    files=[raw / "train.src"])
-    with pytest.raises(DataError, match="holds other data than the submitting command prepared"
-                                        r" \(A/1\); the job does not prepare data"):
+    with pytest.raises(DataError, match="raw: other data than the submitting command prepared"
+                                        r" \(A/1\); a job does not prepare data"):
         executors.run_unit(spec)
     assert sorted(p.name for p in raw.iterdir()) == ["manifest.json", "train.src"]
     assert not (tmp_path / "runs").exists()

@@ -35,8 +35,24 @@ def test_machine_kernels_leave_the_choice_to_the_libraries(monkeypatch):
     assert not any(k in os.environ for k in kernels.PINNED)
 
 
-def test_results_record_the_kernels_and_the_threads(tiny_study):
-    r = tiny_study("ctlpp").result("A/bilstm-fairseq/seed1")
-    assert r["kernels"]["pinned"] is True and r["kernels"]["cpu"] == kernels.cpu_model()
-    assert r["kernels"]["torch_cpu_capability"] in ("AVX2", "DEFAULT")
-    assert r["threads"] == 1
+def test_a_run_pins_its_kernels_by_default_and_records_them(tmp_path):
+    """`compsuite run` as a user runs it (the tests themselves use --machine-kernels:
+    tests/conftest.py): the result records pinned AVX2 kernels and the threads."""
+    import json
+
+    from conftest import ROOT
+
+    env = {k: v for k, v in os.environ.items() if k not in (*kernels.PINNED, kernels.STATE)}
+    out = subprocess.run([sys.executable, "-m", "compsuite.cli", "run", "majority", "--profile",
+                          "tiny", "--quiet", "--seeds", "1", "--data-root", str(tmp_path / "D"),
+                          "--runs-root", str(tmp_path / "r"), "--results-root",
+                          str(tmp_path / "res")], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    results = list((tmp_path / "r").rglob("result.json"))
+    assert results
+    for f in results:
+        r = json.loads(f.read_text())
+        assert r["kernels"]["pinned"] is True and r["kernels"]["cpu"] == kernels.cpu_model()
+        assert r["kernels"]["torch_cpu_capability"] in ("AVX2", "DEFAULT")
+        assert r["threads"] == 1

@@ -72,8 +72,11 @@ def test_units_run_as_slurm_jobs_with_the_local_values_and_resume(study, cluster
     # a job cancelled as it runs: the command fails naming the unit and its log
     cmd = [sys.executable, "-m", "compsuite.cli", "run", "ctlpp", *SELECT,
            *folders(tmp_path, "slurm"), "--executor", "slurm"]
+    # the jobs inherit no thread limit (a job's training still gets the profile's one
+    # thread, as each of the local run's two side by side)
+    bare = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     first = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+                             text=True, env=bare)
     lock = tmp_path / "slurm" / "runs" / "ctlpp" / ".tiny.lock"
     for _ in range(600):   # the runs folder is locked from the start
         if lock.is_file() and lock.read_text().strip():
