@@ -16,9 +16,16 @@ def torch_chooses(env: dict) -> str:
     return out.stdout.strip()
 
 
-def test_setup_pins_the_kernels_for_the_processes_it_starts(monkeypatch):
+def clear(monkeypatch) -> None:
+    """No kernel variables, and every one of them restored after the test (setenv first:
+    monkeypatch restores only what it saw, and setup() sets them)."""
     for k in (*kernels.PINNED, kernels.STATE):
-        monkeypatch.delenv(k, raising=False)
+        monkeypatch.setenv(k, "")
+        monkeypatch.delenv(k)
+
+
+def test_setup_pins_the_kernels_for_the_processes_it_starts(monkeypatch):
+    clear(monkeypatch)
     assert kernels.setup(["run", "ctlpp"])
     assert {k: os.environ[k] for k in kernels.PINNED} == kernels.PINNED
     assert os.environ[kernels.STATE] == "pinned" and kernels.describe()["pinned"]
@@ -26,8 +33,7 @@ def test_setup_pins_the_kernels_for_the_processes_it_starts(monkeypatch):
 
 
 def test_machine_kernels_leave_the_choice_to_the_libraries(monkeypatch):
-    for k in (*kernels.PINNED, kernels.STATE):
-        monkeypatch.delenv(k, raising=False)
+    clear(monkeypatch)
     assert not kernels.setup(["run", "ctlpp", "--machine-kernels"])
     assert not any(k in os.environ for k in kernels.PINNED)
     assert os.environ[kernels.STATE] == "machine" and not kernels.describe()["pinned"]
@@ -56,3 +62,11 @@ def test_a_run_pins_its_kernels_by_default_and_records_them(tmp_path):
         assert r["kernels"]["pinned"] is True and r["kernels"]["cpu"] == kernels.cpu_model()
         assert r["kernels"]["torch_cpu_capability"] in ("AVX2", "DEFAULT")
         assert r["threads"] == 1
+
+
+def test_the_kernel_variables_are_as_before_the_tests_above():
+    """The tests above set the variables in this process: none may reach later tests
+    (a command they start would compute with other kernels than the runs it is
+    compared with)."""
+    assert os.environ.get(kernels.STATE) == "machine"   # tests/conftest.py
+    assert not any(k in os.environ for k in kernels.PINNED)
