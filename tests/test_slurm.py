@@ -103,7 +103,7 @@ def test_units_run_as_slurm_jobs_with_the_local_values_and_resume(study, cluster
     log = jobs / preempted / f"{preempted}_0_log.err"
     out = log.with_suffix(".out")
     for _ in range(600):   # run_unit has begun: the handlers are set
-        if out.is_file() and "unit" in out.read_text():
+        if out.is_file() and "compsuite: ctlpp (tiny) unit " in out.read_text():
             break
         time.sleep(0.05)
     subprocess.run(["scancel", "--signal=USR2", preempted], check=True)
