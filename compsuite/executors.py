@@ -312,7 +312,8 @@ def on_stop(job_ids: list[str], folder: Path, stopped, ask=None) -> bool:
     import signal
     import subprocess
 
-    waiting = sorted(_queue(job_ids) or {}) or job_ids
+    queue = _queue(job_ids)   # None: squeue did not answer, so all may still run
+    waiting = sorted(job_ids) if queue is None else sorted(j for j in job_ids if j in queue)
     if not waiting:
         return False
     if ask is None and stopped.signum == signal.SIGINT and sys.stdin.isatty():

@@ -360,3 +360,11 @@ def test_waves_are_submitted_at_once_by_resources_with_their_dependencies(tmp_pa
     assert executors.submitted(folder) == {"b/small": "9_0", "a/small": "100_0",
                                            "a/big": "101_0", "a/eval": "102_0",
                                            "b/eval": "102_1", "a/eval-big": "103_0"}
+
+
+def test_ctrl_c_after_the_jobs_have_ended_asks_nothing(monkeypatch, tmp_path):
+    monkeypatch.setattr(executors, "_queue", lambda ids: {})   # all have left the queue
+    asked = []
+    assert not executors.on_stop(["7_0"], tmp_path, Stopped(signal.SIGINT),
+                                 ask=lambda q: asked.append(q) or "c")
+    assert asked == []
