@@ -237,7 +237,7 @@ def cmd_report(a, study=None) -> int:
                      f"--profile {profile}' first", 2)
     out = Path(a.results_root) / study.name / profile
     out.mkdir(parents=True, exist_ok=True)
-    written = study.report(profile, results, out)
+    written = study.write_reports(runner.profile, results, out)
     print(headline(out / "report.md"))
     print(f"\nthe whole report: {out / 'report.md'}; results in {out}/ "
           f"({', '.join(Path(p).name for p in written)})")

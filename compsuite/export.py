@@ -229,7 +229,7 @@ def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
             f"{k}: {v}" for k, v in skipped.items()))
     out = Path(results_root) / study.name / f"{profile}-{name}"
     out.mkdir(parents=True, exist_ok=True)
-    study.report(profile, [done[u.path] for u in units if u.path in done], out)
+    study.write_reports(runner.profile, [done[u.path] for u in units if u.path in done], out)
     if skipped:
         text = (out / "report.md").read_text(encoding="utf-8")
         with atomic_open(out / "report.md") as fh:

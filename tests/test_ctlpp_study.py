@@ -43,6 +43,11 @@ def test_ctlpp_tiny_profile_end_to_end(tiny_study):
     md = (t.results / "report.md").read_text()
     assert "## Table 1" in md and "0.95" in md and "Variant S" in md
     assert "Csordás et al. (2022), Table 1" in md and "issue" not in md
+    found = json.loads((t.results / "findings.json").read_text())["findings"]   # seed by seed
+    assert [f["key"] for f in found][:3] == ["Bi-LSTM learns IID", "Transformer learns IID",
+                                             "NDR learns IID"]
+    assert all(set(f["seeds"]) == {"1"} for f in found)
+    assert "## Bi-LSTM learns IID" in (t.results / "findings.md").read_text()
     rep = json.loads((t.results / "report.json").read_text())
     assert {(e["architecture"], e["variant"]) for e in rep["table1"]} == {
         (a, v) for a in ("bilstm", "transformer", "ndr") for v in ("A", "R")}

@@ -234,6 +234,21 @@ class Study:
         returns the paths written."""
         raise NotImplementedError
 
+    def findings(self, profile: Profile) -> list:
+        """The paper's findings the suite checks on each seed's results
+        (:class:`compsuite.eval.reports.findings.Finding`); none by default."""
+        return []
+
+    def write_reports(self, profile: Profile, results: list[dict], out_dir: Path) -> list[Path]:
+        """:meth:`report`, then ``findings.md`` / ``findings.json`` (each of
+        :meth:`findings` checked seed by seed) where the study has findings; returns
+        the paths written."""
+        from compsuite.eval.reports import findings
+
+        written = self.report(profile.name, results, out_dir)
+        return written + findings.write(out_dir, self.title, self.name, profile.name,
+                                        self.findings(profile), results)
+
 
 # ----------------------------------------------------------------------------- units
 @dataclass

@@ -141,6 +141,11 @@ class CTLPP(Study):
 
         return evaluate(ctx)
 
+    def findings(self, profile: Profile) -> list:
+        from compsuite.eval.ctlpp.findings import findings
+
+        return findings()
+
     def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
         from compsuite.eval.ctlpp.report import build_report
 

@@ -293,6 +293,11 @@ class NLI(Study):
             out["reference_sample"] = json.loads(ref.read_text(encoding="utf-8"))
         return out
 
+    def findings(self, profile: Profile) -> list:
+        from compsuite.eval.nli.findings import findings
+
+        return findings(list(self.parts(profile)))
+
     def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
         from compsuite.eval.nli.report import build_report
 

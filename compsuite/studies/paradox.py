@@ -232,6 +232,15 @@ class Paradox(Study):
         out["checkpoint"] = final
         return out
 
+    def findings(self, profile: Profile) -> list:
+        """The three phases of idiom overgeneralisation, and memorisation by frequency
+        where the corpus is the generated one (whose idioms' frequencies are set)."""
+        from compsuite.data_prep.paradox.corpus import quick_idioms
+        from compsuite.eval.paradox.findings import findings
+
+        generated = profile.settings.data.corpus == "generated"
+        return findings({i.idiom: i.frequency for i in quick_idioms()} if generated else None)
+
     def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
         """The report (:mod:`compsuite.eval.paradox.report`), its rows kept apart per run
         when the results come from several runs (a size's row then reads ``<size>

@@ -227,6 +227,11 @@ class PCFGSet(Study):
         trained = {**(ctx.trained or {}), "checkpoint": selected["checkpoint"]}
         return replace(ctx, checkpoint=selected["checkpoint"], trained=trained), selected
 
+    def findings(self, profile: Profile) -> list:
+        from compsuite.eval.pcfgset.findings import findings
+
+        return findings(self.test_runs(profile))
+
     def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
         from compsuite.eval.pcfgset.report import build_report
 

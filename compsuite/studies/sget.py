@@ -210,6 +210,11 @@ class SGET(Study):
                 "generation": generation, "predictions": str(out_dir), "splits": splits,
                 "stand_in": (ctx.trained or {}).get("stand_in")}
 
+    def findings(self, profile: Profile) -> list:
+        from compsuite.eval.sget.findings import findings
+
+        return findings()
+
     def report(self, profile: str, results: list[dict], out_dir: Path) -> list[Path]:
         from compsuite.eval.sget.report import build_report
 
