@@ -84,6 +84,7 @@ def test_nli_findings_seed_by_seed():
             _nli("DAM", seed, 85.0, 40.0, soswap_e=30.0),
             _nli("S-TLSTM", seed, 94.0, stlstm_cs),
             _nli("ESIM", seed, 96.0, 60.0, augment="soswap", soswap_e=1.0, soswap_c=98.0),
+            _nli("ESIM", seed, 96.0, 99.0, augment="addamod"),   # not a row of Table 5
         ]
     got = _nli_checked(results)
     fooled = got["fooled by SOSWAP (synthetic)"]
@@ -91,6 +92,7 @@ def test_nli_findings_seed_by_seed():
     assert fooled["values"]["models fooled"]["per_seed"] == {1: 2, 2: 2}
     assert got["SOSWAP training (synthetic)"]["holding"] == [1, 2]
     assert got["lower on CS (synthetic)"]["holding"] == [1, 2]
+    assert "ESIM + adv. ADDAMOD: whole - CS" not in got["lower on CS (synthetic)"]["values"]
     bow = got["BoW and WS lower still (synthetic)"]
     assert bow["holding"] == [1, 2]
     assert bow["values"]["ESIM (BoW): whole - CS"]["mean"] == 70.0

@@ -69,8 +69,9 @@ def _drops(rows: dict[str, dict]) -> dict[str, float]:
 
 
 def _cs_drop(dataset):
-    def check(results):
-        drops = _drops(_rows(results, dataset))
+    def check(results):   # Table 5's rows: no model trained on adversaries
+        drops = _drops({n: r for n, r in _rows(results, dataset).items()
+                        if r.get("augment", "none") in (None, "none")})
         return Check(all(d > 0 for d in drops.values()),
                      {f"{n}: whole - CS": d for n, d in drops.items()})
     return check
@@ -139,8 +140,8 @@ def findings(datasets: list[str]) -> list[Finding]:
                     "Every model is less accurate on the compositionality-sensitivity "
                     "subset CS_λ than on the whole set (SNLI CS_0.7: 50.3-57.5 against "
                     "85.9-88.3)", "Table 5",
-                    "every model's accuracy on CS_λ (the largest λ) is below its accuracy "
-                    "on the whole set", _cs_drop(ds)),
+                    "every model trained without adversaries (Table 5's rows) is less "
+                    "accurate on CS_λ (the largest λ) than on the whole set", _cs_drop(ds)),
             Finding(f"BoW and WS lower still ({ds})",
                     "Bag-of-words and word-shuffled variants lose more on CS_λ than their "
                     "original models (SNLI: ESIM 32.9 points, its BoW 41.9, WS 41.3)",
