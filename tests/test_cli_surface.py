@@ -252,7 +252,8 @@ def test_run_and_report_print_the_headline_not_the_whole_report(tmp_path, monkey
                           "| m0 | 0.0 |\n")
     assert "| m11 | 0.11 |\n(3 more rows in report.md)\n" in out and "m12" not in out
     assert "later-table" not in out and "much more text" not in out
-    assert f"the whole report: {md}; results in {md.parent}/ (report.md)" in out
+    assert (f"the whole report: {md}; results in {md.parent}/ (report.md, findings.json, "
+            "findings.md)") in out   # the paper's findings, seed by seed
 
 
 def test_export_says_what_score_cannot_take_from_files():

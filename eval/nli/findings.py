@@ -20,6 +20,14 @@ def _rows(results: list[dict], dataset: str) -> dict[str, dict]:
     return rows
 
 
+def _row(results: list[dict], dataset: str, name: str, lacking: str) -> dict:
+    """The seed's result of the row ``name`` on ``dataset``; Missing(``lacking``) if none."""
+    r = _rows(results, dataset).get(name)
+    if r is None:
+        raise Missing(lacking)
+    return r
+
+
 def _plain(r: dict) -> bool:
     return r.get("variant", "original") == "original" and r.get("augment", "none") in (None, "none")
 
@@ -52,9 +60,8 @@ def _fooled(dataset):
 
 def _augmented(dataset):
     def check(results):
-        r = _rows(results, dataset).get("ESIM + adv. SOSWAP")
-        if r is None:
-            raise Missing("no ESIM trained with SOSWAP adversaries (esim-adv-soswap)")
+        r = _row(results, dataset, "ESIM + adv. SOSWAP",
+                 "no ESIM trained with SOSWAP adversaries (esim-adv-soswap)")
         c = _share(r, "soswap", "contradiction")
         return Check(c > 90, {"ESIM + adv. SOSWAP: SOSWAP C %": c})
     return check
@@ -111,9 +118,7 @@ def _stlstm_above_esim(dataset):
 
 def _addamod_entailment(dataset):
     def check(results):
-        r = _rows(results, dataset).get("ESIM")
-        if r is None:
-            raise Missing("no ESIM trained without adversaries")
+        r = _row(results, dataset, "ESIM", "no ESIM trained without adversaries")
         shares = {f"ESIM: ADDAMOD {k[0].upper()} %": _share(r, "addamod", k)
                   for k in ("entailment", "contradiction", "neutral")}
         return Check(shares["ESIM: ADDAMOD E %"] > 50, shares)
