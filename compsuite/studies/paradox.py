@@ -245,12 +245,9 @@ class Paradox(Study):
         """The report (:mod:`compsuite.eval.paradox.report`), its rows kept apart per run
         when the results come from several runs (a size's row then reads ``<size>
         (<run>)``), and a list of the models evaluated."""
-        from compsuite.eval.paradox.report import build_report
+        from compsuite.eval.paradox.report import build_report, rows_by_run
 
-        runs = sorted({str(r.get("run")) for r in results})
-        rows = results if len(runs) < 2 else [
-            {**r, "part": f"{r.get('part')} ({r.get('run')})"} for r in results]
-        written = build_report(self, profile, rows, out_dir)
+        written = build_report(self, profile, rows_by_run(results), out_dir)
         list_models(Path(out_dir), results)
         return written
 

@@ -108,10 +108,8 @@ def _variants_fall(dataset):
 
 def _stlstm_above_esim(dataset):
     def check(results):
-        rows = _rows(results, dataset)
-        if "S-TLSTM" not in rows or "ESIM" not in rows:
-            raise Missing("needs both S-TLSTM and ESIM")
-        s, e = _scores(rows["S-TLSTM"])[1], _scores(rows["ESIM"])[1]
+        s, e = (_scores(_row(results, dataset, name, "needs both S-TLSTM and ESIM"))[1]
+                for name in ("S-TLSTM", "ESIM"))
         return Check(s > e, {"S-TLSTM: CS": s, "ESIM: CS": e})
     return check
 

@@ -13,26 +13,28 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
+from compsuite.eval.paradox.report import overgeneralisation_curves, rows_by_run
 from compsuite.eval.reports.findings import Check, Finding, Missing
 
-METRIC = "overgeneralisation_word"
+MATCH = "word"   # whole-word overgeneralisation (the report's overgeneralisation_word)
 SOURCE = "section 4.3.2, Figure 3"
 
 
 def _curves(results: list[dict]) -> dict[tuple[str, str], dict[str, list[tuple[int, float]]]]:
-    """(training size, context) -> idiom -> [(step, score)] in step order; the size
-    reads ``<size> (<run>)`` when the results come from several runs."""
-    out: dict = defaultdict(lambda: defaultdict(list))
-    several = len({r.get("run") for r in results}) > 1
-    for r in results:
-        size = f"{r.get('part')} ({r.get('run')})" if several else r.get("part")
-        for entry in r.get("overgeneralisation_by_step") or []:
-            for s in entry["summary"]:
-                if s["metric"] == METRIC and s["data"] != "random" and s["pooled"] is not None:
-                    out[(size, s["data"])][s["key"]].append((entry["step"], s["pooled"]))
+    """(training size, context) -> idiom -> [(step, score)] in step order, from the
+    report's curves of this seed (whole-word match, random-word contexts left out); the
+    size reads ``<size> (<run>)`` when the results come from several runs, as in the
+    report."""
+    out: dict = defaultdict(dict)
+    for (size, data, idiom, match), c in overgeneralisation_curves(rows_by_run(results)).items():
+        if match == MATCH and data != "random":
+            for values in c["per_seed"].values():   # one seed's results: one curve
+                points = [(s, v) for s, v in zip(c["steps"], values) if v is not None]
+                if points:
+                    out[(size, data)][idiom] = points
     if not out:
         raise Missing("no overgeneralisation curve in the results")
-    return {k: {i: sorted(v) for i, v in by.items()} for k, by in out.items()}
+    return out
 
 
 def _mean_curve(by_idiom: dict[str, list[tuple[int, float]]]) -> list[tuple[int, float]]:

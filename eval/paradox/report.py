@@ -58,7 +58,15 @@ def _sorted_keys(keys):
                                        str(k[2]), k[3]))
 
 
-def _overgeneralisation(results):
+def rows_by_run(results: list[dict]) -> list[dict]:
+    """The results with each ``part`` reading ``<size> (<run>)`` when they come from
+    several runs (their rows are then kept apart), else as they are."""
+    if len({str(r.get("run")) for r in results}) < 2:
+        return results
+    return [{**r, "part": f"{r.get('part')} ({r.get('run')})"} for r in results]
+
+
+def overgeneralisation_curves(results):
     """(size, data, idiom, match) -> [(step, per-seed values)] and max over training per
     seed."""
     curves = defaultdict(lambda: defaultdict(list))
@@ -192,7 +200,7 @@ def _substitutivity(md, report, signatures, plots, results, paper, out_dir):
 
 def _table8(md, report, signatures, results, paper) -> dict:
     """Table 8: the maximum overgeneralisation over training; returns the curves."""
-    og = _overgeneralisation(results)
+    og = overgeneralisation_curves(results)
     idioms = paper["table8_idioms"]
     rows = []
     for key in _sorted_keys(og):
