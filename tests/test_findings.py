@@ -169,6 +169,13 @@ def test_sget_test_to_gen_gap():
     assert gap["values"]["Transformer: test - gen"]["per_seed"][1] == pytest.approx(83.0)
     assert got["Transformer learns the test set"]["holding"] == [1, 2]
     assert got["LSTM: gen far below test"]["status"] == "not measured"   # main part only
+    # a stand-in (quick's small random Llama) is reported, never checked as the paper's model
+    results.append({"seed": 1, "part": "main", "architecture": "llama2",
+                    "stand_in": "a llama model built from a config",
+                    "splits": {"test": {"exact_match": 0.3}, "gen": {"exact_match": 0.0}}})
+    got = {f["key"]: f for f in fnd.evaluate(study.findings(study.profile("quick")), results)}
+    assert got["Llama 2 learns the test set"]["status"] == "not measured"
+    assert "only a stand-in" in got["Llama 2 learns the test set"]["seeds"][1]["missing"]
 
 
 # ----------------------------------------------------------------------------- paradox
