@@ -51,8 +51,8 @@ def test_a_sample_and_finalists_choose_what_the_whole_set_chose(tmp_path):
         run = study.run(run_dir.parent.name)
         backend = get_backend(run.toolkit)
         data.formats[run.toolkit] = backend.write_data(data)   # as the runner does (kept)
-        copy = tmp_path / run.name
-        copy.mkdir()
+        copy = tmp_path / run.name / run_dir.name     # one folder per seed
+        copy.mkdir(parents=True)
         (copy / backend.checkpoint_folder).symlink_to(run_dir / backend.checkpoint_folder)
         sel = select_checkpoint(backend, copy, data, generation,
                                 encoded_text(data.root) / "dev.ja", sample=SAMPLE,
@@ -62,7 +62,7 @@ def test_a_sample_and_finalists_choose_what_the_whole_set_chose(tmp_path):
         n_ckpt = len(full["by_step"])
         assert sel["dev_sentences_decoded"] <= n_ckpt * SAMPLE + (
             len(sel["sample"]["chosen_from"]) * full["n_dev"])
-        print(f"{run.name}: step {sel['best_step']} of {n_ckpt} checkpoints, "
+        print(f"{run.name} {run_dir.name}: step {sel['best_step']} of {n_ckpt} checkpoints, "
               f"{sel['dev_sentences_decoded']} dev sentences decoded against "
               f"{n_ckpt * full['n_dev']}")
         checked += 1
