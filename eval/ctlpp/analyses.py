@@ -12,10 +12,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from compsuite.eval.metrics.accuracy import accuracy_by, sequence_accuracy
+from compsuite.eval.metrics.signature import Signature
 from compsuite.registry import breakdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from compsuite.studies.base import Context
+
+#: the compatibility matrix's accuracy (figure 6)
+COMPATIBILITY_SIGNATURE = Signature("accuracy", "1",
+                                    {"inputs": "all-two-function-compositions"})
 
 
 def evaluate(ctx: "Context") -> dict:
@@ -95,7 +100,7 @@ def compatibility_matrix(classifier, functions: dict[str, list[str]], symbols: l
     return {"groups": names,
             "matrix": [[by.get(f"{a}->{b}", {}).get("accuracy") for b in names] for a in names],
             "n": {k: v["n"] for k, v in by.items()},
-            "signature": "metric:accuracy|inputs:all-two-function-compositions|version:1"}
+            "signature": COMPATIBILITY_SIGNATURE.format()}
 
 
 def representation_similarity(classifier, functions: dict[str, list[str]],

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from compsuite.data_prep.pcfgset.grammar import FUNCTIONS, TWIN_SUFFIX, structure
 from compsuite.eval.metrics.accuracy import accuracy_with_breakdown, sequence_accuracy
+from compsuite.eval.metrics.signature import Signature
 from compsuite.foundation.io import atomic_open, read_aligned, read_lines, sha256_file
 from compsuite.registry import breakdown, evaluation
 
@@ -44,7 +45,7 @@ class TestEntry(Protocol):
     compare_base: bool
 
 
-EMBEDDING_SIGNATURE = "metric:cosine_distance|embeddings:source-input|version:1"
+EMBEDDING_SIGNATURE = Signature("cosine_distance", "1", {"embeddings": "source-input"})
 
 
 def structure_features(sources: list[str]) -> dict[str, list]:
@@ -72,7 +73,7 @@ def embedding_distances(translator, checkpoint: str) -> dict:
 
     vecs = translator.embed(list(FUNCTIONS) + [f + TWIN_SUFFIX for f in SUBSTITUTED])
     return {"distances": synonym_distances(vecs, FUNCTIONS, SUBSTITUTED),
-            "signature": EMBEDDING_SIGNATURE, "checkpoint": str(checkpoint)}
+            "signature": EMBEDDING_SIGNATURE.format(), "checkpoint": str(checkpoint)}
 
 
 def translated(ctx: "Context", translator, sources: list[str], what: str) -> list[str]:
