@@ -186,3 +186,24 @@ def test_docs_quote_signatures_the_metrics_build():
     assert quoted, "no doc quotes a signature"
     for path, text in quoted:
         assert text in built, f"{path.relative_to(ROOT)} quotes {text!r}, which no metric builds"
+
+
+def test_numbers_that_had_no_signature_carry_one():
+    """The representation analysis of CTL++ (its mean similarities) names its settings;
+    PCFG SET's plain accuracies and SGET's checkpoint selection carry theirs (checked in
+    tests/test_localism.py and tests/test_sget_study.py)."""
+    import torch
+
+    from compsuite.eval.ctlpp.analyses import REPRESENTATION_SIGNATURE, representation_similarity
+
+    class Features:
+        def features(self, inputs):
+            return torch.ones(len(inputs), 4)
+
+    out = representation_similarity(Features(), {"f": ["x", "y"], "g": ["y", "x"]}, ["x", "y"],
+                                    {"a": ["f"], "b": ["g"]})
+    assert out["mean_similarity"] == {"between": pytest.approx(1.0)}
+    assert out["signature"] == REPRESENTATION_SIGNATURE.format() == (
+        "metric:cosine_similarity|features:below-classifier|pairs:functions-giving-one-symbol"
+        "|mean:within-and-between-groups|version:1")
+    assert Signature.parse(out["signature"]) == REPRESENTATION_SIGNATURE

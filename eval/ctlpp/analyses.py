@@ -21,6 +21,12 @@ if TYPE_CHECKING:  # pragma: no cover
 #: the compatibility matrix's accuracy (figure 6)
 COMPATIBILITY_SIGNATURE = Signature("accuracy", "1",
                                     {"inputs": "all-two-function-compositions"})
+#: section 4.1's mean similarity: the cosine of the representations below the classifier
+#: of two functions' single applications that give one symbol, averaged over the pairs
+#: of functions within a group and between groups
+REPRESENTATION_SIGNATURE = Signature("cosine_similarity", "1", {
+    "features": "below-classifier", "pairs": "functions-giving-one-symbol",
+    "mean": "within-and-between-groups"})
 
 
 def evaluate(ctx: "Context") -> dict:
@@ -126,5 +132,6 @@ def representation_similarity(classifier, functions: dict[str, list[str]],
                     key = "within" if group_of[f] == group_of[g] else "between"
                     pair_sums.setdefault(key, []).append(sim[i][j])
     out["mean_similarity"] = {k: sum(v) / len(v) for k, v in pair_sums.items()}
+    out["signature"] = REPRESENTATION_SIGNATURE.format()
     return out
 
