@@ -183,7 +183,7 @@ def test_docs_quote_signatures_the_metrics_build():
     docs = [ROOT / "README.md", *sorted(ROOT.rglob("doc.md")), *sorted((ROOT / "docs").rglob("*.md"))]
     quoted = [(p, m) for p in docs if ".venv" not in p.parts
               for m in re.findall(r"`(metric:[^`]*\|version:[^`]*)`", p.read_text())]
-    assert quoted, "no doc quotes a signature"
+    assert any(p.name == "README.md" for p, _ in quoted), "the README quotes no signature"
     for path, text in quoted:
         assert text in built, f"{path.relative_to(ROOT)} quotes {text!r}, which no metric builds"
 
