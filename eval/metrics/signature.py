@@ -18,6 +18,11 @@ setting whose value is None is left out and a bool is written ``yes`` / ``no``.
 
 :meth:`Signature.parse` reads a string back into name, version and settings, so the
 settings of every stored number can be read from the string beside it.
+
+Two settings strings of the same form are a model's, not a metric's, and are not built
+here: the NLI lexical classifier's (``data_prep/nli/lexical.py``, below eval; NLI's
+accuracy quotes it whole as ``lms:``) and the CTranslate2 engine's
+(``compsuite/models/ctranslate2.py``).
 """
 from __future__ import annotations
 
