@@ -49,6 +49,7 @@ def test_oracle_is_consistent_and_calls_grow_with_depth(unrolled):
     assert oracle.calls == 1 + depth <= 1 + SMALL.max_depth
     assert res["n"] == 200 and res["consistency"]["consistency"] == 1.0
     assert res["accuracy_original"] == res["accuracy_unrolled"] == 1.0
+    assert res["accuracy_signature"].startswith("metric:seq_acc|")
     assert res["traces"][0]["steps"][-1]["output"] == res["traces"][0]["target"]
 
 

@@ -239,6 +239,8 @@ def test_the_first_of_equal_best_checkpoints_is_scored(tmp_path):
     sel = best_onmt_checkpoint(tmp_path, ckpts)
     assert sel["step"] == 2494 and sel["checkpoint"].endswith("model_step_2494.pt")
     assert sel["valid_accuracy"] == 88.25
+    assert sel["signature"] == ("metric:onmt_valid_accuracy|tokens:teacher-forced|scale:percent"
+                                "|read:train.log|rule:best_valid_accuracy|version:1")
     with pytest.raises(ConfigError, match="keep_checkpoint"):
         best_onmt_checkpoint(tmp_path, [c for c in ckpts if c.at != 2494])
 

@@ -236,6 +236,7 @@ def test_selection_on_a_sample_scores_the_best_few_in_full(tmp_path):
         select = partial(select_checkpoint, backend, run_dir, None, {}, dev, **how)
         sel = select()
         assert sel["best_step"] == 40 and sel["best_score"] == 13 / 20
+        assert sel["signature"].startswith("metric:exact|norm:nfkc|")
         if not staged:
             assert sel["sample"] is None and sel["dev_sentences_decoded"] == 120
             assert sorted(backend.calls) == [10, 20, 30, 40, 50, 60] and not backend.sampled

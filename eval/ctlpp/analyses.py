@@ -12,10 +12,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from compsuite.eval.metrics.accuracy import accuracy_by, sequence_accuracy
+from compsuite.eval.metrics.signature import Signature
 from compsuite.registry import breakdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from compsuite.studies.base import Context
+
+#: the compatibility matrix's accuracy (figure 6)
+COMPATIBILITY_SIGNATURE = Signature("accuracy", "1",
+                                    {"inputs": "all-two-function-compositions"})
+#: section 4.1's mean similarity: the cosine of the representations below the classifier
+#: of two functions' single applications that give one symbol, averaged over the pairs
+#: of functions within a group and between groups
+REPRESENTATION_SIGNATURE = Signature("cosine_similarity", "1", {
+    "features": "below-classifier", "pairs": "functions-giving-one-symbol",
+    "mean": "within-and-between-groups"})
 
 
 def evaluate(ctx: "Context") -> dict:
@@ -95,7 +106,7 @@ def compatibility_matrix(classifier, functions: dict[str, list[str]], symbols: l
     return {"groups": names,
             "matrix": [[by.get(f"{a}->{b}", {}).get("accuracy") for b in names] for a in names],
             "n": {k: v["n"] for k, v in by.items()},
-            "signature": "metric:accuracy|inputs:all-two-function-compositions|version:1"}
+            "signature": COMPATIBILITY_SIGNATURE.format()}
 
 
 def representation_similarity(classifier, functions: dict[str, list[str]],
@@ -121,5 +132,6 @@ def representation_similarity(classifier, functions: dict[str, list[str]],
                     key = "within" if group_of[f] == group_of[g] else "between"
                     pair_sums.setdefault(key, []).append(sim[i][j])
     out["mean_similarity"] = {k: sum(v) / len(v) for k, v in pair_sums.items()}
+    out["signature"] = REPRESENTATION_SIGNATURE.format()
     return out
 

@@ -11,6 +11,8 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Hashable, Sequence
 
+from compsuite.eval.metrics.signature import Signature
+
 VERSION = "1"
 
 
@@ -26,10 +28,13 @@ class AccuracyResult:
         return asdict(self)
 
 
-def signature(**settings) -> str:
-    parts = {"metric": "seq_acc", "match": "exact", "tok": "whitespace", "case": "mixed",
-             "version": VERSION, **settings}
-    return "|".join(f"{k}:{v}" for k, v in parts.items())
+SIGNATURE = Signature("seq_acc", VERSION,
+                      {"match": "exact", "tok": "whitespace", "case": "mixed"})
+
+
+def signature(**settings) -> Signature:
+    """Sequence accuracy's signature, ``settings`` changed or added (after the version)."""
+    return SIGNATURE.with_settings(**settings)
 
 
 def matches(hypotheses: Sequence[str], references: Sequence[str]) -> list[bool]:
@@ -42,7 +47,7 @@ def sequence_accuracy(hypotheses: Sequence[str], references: Sequence[str]) -> A
     ok = matches(hypotheses, references)
     if not ok:
         raise ValueError("no predictions to score")
-    return AccuracyResult(sum(ok) / len(ok), len(ok), sum(ok), signature())
+    return AccuracyResult(sum(ok) / len(ok), len(ok), sum(ok), signature().format())
 
 
 def accuracy_by(hypotheses: Sequence[str], references: Sequence[str], keys: Sequence[Hashable]

@@ -19,13 +19,19 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Hashable, Sequence
 
+from compsuite.eval.metrics.signature import Signature
+
 VERSION = "1"
 
 
-def signature(with_reference: bool) -> str:
-    parts = ["metric:consistency", "match:exact", "tok:whitespace", "case:mixed",
-             f"incorrect:{'either-output' if with_reference else 'n/a'}", f"version:{VERSION}"]
-    return "|".join(parts)
+def signature(with_reference: bool) -> Signature:
+    return Signature("consistency", VERSION, {
+        "match": "exact", "tok": "whitespace", "case": "mixed",
+        "incorrect": "either-output" if with_reference else "n/a"})
+
+
+EOS_PROBLEM_SIGNATURE = Signature("eos_problem", VERSION,
+                                  {"contained": "contiguous", "tok": "whitespace"})
 
 
 @dataclass
@@ -80,7 +86,7 @@ def consistency(outputs_a: Sequence[str], outputs_b: Sequence[str],
         raise ValueError(f"{len(categories)} categories for {n} pairs")
     with_ref = references is not None
     res = ConsistencyResult(**_result(_counts(outputs_a, outputs_b, references), with_ref),
-                            signature=signature(with_ref))
+                            signature=signature(with_ref).format())
     if categories is not None:
         idx: dict = defaultdict(list)
         for i, c in enumerate(categories):
@@ -109,4 +115,4 @@ def eos_problem_share(hypotheses: Sequence[str], references: Sequence[str]) -> d
             contained += any(rt[i:i + len(ht)] == ht for i in range(len(rt) - len(ht) + 1))
     return {"n_wrong": wrong, "contained_share": contained / wrong if wrong else None,
             "prefix_share": prefix / wrong if wrong else None,
-            "signature": f"metric:eos_problem|contained:contiguous|tok:whitespace|version:{VERSION}"}
+            "signature": EOS_PROBLEM_SIGNATURE.format()}

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from compsuite.eval.metrics.signature import Signature
 from compsuite.foundation.errors import DataError
 from compsuite.foundation.io import iter_lines
 
@@ -104,10 +105,11 @@ def shares(pred: Sequence[str]) -> dict[str, float | None]:
     return {lab: (100.0 * c[lab] / n if n else None) for lab in SHARE_ORDER}
 
 
-def signature(kind: str, **settings) -> str:
-    extra = "|".join(f"{k}:{v}" for k, v in sorted(settings.items()))
-    return f"metric:nli-{kind}|labels:{','.join(LABELS)}|version:{VERSION}" + (
-        f"|{extra}" if extra else "")
+def signature(kind: str, **settings) -> Signature:
+    """The signature of ``kind`` (``accuracy``, ``shares``): the labels, then the
+    version, then ``settings`` sorted by name."""
+    return Signature(f"nli-{kind}", VERSION, {"labels": ",".join(LABELS)},
+                     dict(sorted(settings.items())))
 
 
 def score_dev(gold: Sequence[str], pred: Sequence[str], lms_values: Sequence[float] | None = None,
@@ -126,7 +128,7 @@ def score_dev(gold: Sequence[str], pred: Sequence[str], lms_values: Sequence[flo
             idx = cs_subset(lms_values, lam)
             row["cs"][str(lam)] = {"accuracy": _pct([correct[i] for i in idx]), "n": len(idx)}
     row["signature"] = signature("accuracy", lambdas=",".join(map(str, lambdas)),
-                                 lms=lms_signature or "none")
+                                 lms=lms_signature or "none").format()
     return row
 
 
@@ -137,7 +139,7 @@ def score_adversary(pred: Sequence[str], gold: Sequence[str] | None = None) -> d
     if gold is not None:
         _check(gold, pred)
         out["accuracy"] = _pct([g == p for g, p in zip(gold, pred)])
-    out["signature"] = signature("shares", order="E,C,N")
+    out["signature"] = signature("shares", order="E,C,N").format()
     return out
 
 

@@ -75,6 +75,7 @@ def flores_bleu(translator, folder: Path, out_dir: Path, show: bool = False) -> 
     bar over the sentences translated."""
     import sacrebleu
 
+    from compsuite.eval.metrics.signature import Signature
     from compsuite.models.protocol import progress
     from compsuite.foundation.io import read_lines
 
@@ -86,7 +87,8 @@ def flores_bleu(translator, folder: Path, out_dir: Path, show: bool = False) -> 
             hyps = translate_cached(translator, sources, path)
     bleu = sacrebleu.metrics.BLEU()
     score = bleu.corpus_score(hyps, [refs])
-    return {"score": round(score.score, 2), "signature": str(bleu.get_signature()),
+    return {"score": round(score.score, 2),
+            "signature": Signature.from_sacrebleu("bleu", bleu.get_signature()).format(),
             "n": len(hyps)}
 
 

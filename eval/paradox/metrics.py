@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
 from compsuite.data_prep.paradox.literal import MATCHES, overgeneralised, words
+from compsuite.eval.metrics.signature import Signature
 
 VERSION = "1"
 
@@ -69,11 +70,12 @@ class Result:
         return d
 
 
-def _result(metric: str, outcomes: list, signature: str, left_out: dict | None = None) -> Result:
+def _result(metric: str, outcomes: list, signature: Signature,
+            left_out: dict | None = None) -> Result:
     scored = [o for o in outcomes if o is not None]
     passed = sum(scored)
     return Result(metric, passed / len(scored) if scored else None, len(scored), passed,
-                  signature, outcomes, dict(left_out or {}))
+                  signature.format(), outcomes, dict(left_out or {}))
 
 
 def _check(*columns: Sequence, names: Sequence[str]) -> None:
@@ -95,9 +97,9 @@ def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
 
 
 # ----------------------------------------------------------------------------- S -> NP VP
-def np_vp_signature() -> str:
-    return (f"metric:np_vp|consistent:word_edit_distance==1|norm:het>de,dat>die"
-            f"|tok:words+punct|version:{VERSION}")
+def np_vp_signature() -> Signature:
+    return Signature("np_vp", VERSION, {"consistent": "word_edit_distance==1",
+                                        "norm": "het>de,dat>die", "tok": "words+punct"})
 
 
 def np_vp_consistent(a: str, b: str) -> bool:
@@ -118,11 +120,12 @@ def np_vp_consistency(base: Sequence[str], changed: Sequence[str]) -> Result:
 CUTS = ("source", "authors")
 
 
-def conj_signature(cut: str = "source") -> str:
+def conj_signature(cut: str = "source") -> Signature:
     how = {"source": "after_en(skip_s1_en_by_source)",
            "authors": "after_en(second_en_if_first_part<5_words)"}[cut]
-    return (f"metric:s_conj_s|consistent:second_conjunct_identical|cut:{how}"
-            f"|missing:left_out|tok:words+punct|version:{VERSION}")
+    return Signature("s_conj_s", VERSION, {"consistent": "second_conjunct_identical",
+                                           "cut": how, "missing": "left_out",
+                                           "tok": "words+punct"})
 
 
 def second_conjunct_authors(translation: str) -> str | None:
@@ -192,11 +195,13 @@ def conj_consistency(base: Sequence[str], changed: Sequence[str],
 
 
 # ----------------------------------------------------------------------------- substitutivity
-def substitutivity_signature(kind: str) -> str:
-    how = {"full": "full_sentence_identical|norm:synonym_translations>one_form",
-           "exact": "full_sentence_identical|norm:none",
-           "synonym": "token_holding_synonym_identical|absent:rest_identical"}[kind]
-    return f"metric:substitutivity_{kind}|consistent:{how}|tok:words+punct|version:{VERSION}"
+def substitutivity_signature(kind: str) -> Signature:
+    how = {"full": {"consistent": "full_sentence_identical",
+                    "norm": "synonym_translations>one_form"},
+           "exact": {"consistent": "full_sentence_identical", "norm": "none"},
+           "synonym": {"consistent": "token_holding_synonym_identical",
+                       "absent": "rest_identical"}}[kind]
+    return Signature(f"substitutivity_{kind}", VERSION, {**how, "tok": "words+punct"})
 
 
 def _mark(translation: str, forms: Iterable[str], mark: str = "<SYN>") -> list[str]:
@@ -283,9 +288,10 @@ def substitutivity(first: Sequence[str], second: Sequence[str],
 
 
 # ----------------------------------------------------------------------------- overgeneralisation
-def overgeneralisation_signature(match: str) -> str:
-    return (f"metric:overgeneralisation|literal:any_keyword|match:{match}|case:insensitive"
-            f"|tok:words+punct|version:{VERSION}")
+def overgeneralisation_signature(match: str) -> Signature:
+    return Signature("overgeneralisation", VERSION, {"literal": "any_keyword", "match": match,
+                                                     "case": "insensitive",
+                                                     "tok": "words+punct"})
 
 
 def overgeneralisation(translations: Sequence[str],

@@ -30,6 +30,7 @@ import re
 from pathlib import Path
 from typing import Iterable
 
+from compsuite.eval.metrics.signature import Signature
 from compsuite.foundation.errors import ConfigError, ToolkitError
 
 VALIDATION = re.compile(r"Validation accuracy: (\S+)")
@@ -95,4 +96,13 @@ def best_onmt_checkpoint(run_dir: Path, checkpoints: list, rule: str = "best_val
     return {"checkpoint": str(on_disk[best]), "step": best, "valid_accuracy": accs[best],
             "best_step": best_step, "rule": rule,
             "by_step": {str(step): accs[step] for step in sorted(accs)},
-            "criterion": "onmt validation accuracy (teacher-forced tokens)"}
+            "criterion": "onmt validation accuracy (teacher-forced tokens)",
+            "signature": signature(rule).format()}
+
+
+def signature(rule: str) -> Signature:
+    """The selection's: OpenNMT-py's validation accuracy as its log gives it, and the
+    rule that picks a checkpoint from it."""
+    return Signature("onmt_valid_accuracy", "1", {"tokens": "teacher-forced",
+                                                  "scale": "percent", "read": "train.log",
+                                                  "rule": rule})

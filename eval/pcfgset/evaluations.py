@@ -26,7 +26,9 @@ import json
 from typing import TYPE_CHECKING, Any, Protocol
 
 from compsuite.data_prep.pcfgset.grammar import FUNCTIONS, TWIN_SUFFIX, structure
-from compsuite.eval.metrics.accuracy import accuracy_with_breakdown, sequence_accuracy
+from compsuite.eval.metrics.accuracy import (accuracy_with_breakdown, sequence_accuracy,
+                                             signature as accuracy_signature)
+from compsuite.eval.metrics.signature import Signature
 from compsuite.foundation.io import atomic_open, read_aligned, read_lines, sha256_file
 from compsuite.registry import breakdown, evaluation
 
@@ -44,7 +46,7 @@ class TestEntry(Protocol):
     compare_base: bool
 
 
-EMBEDDING_SIGNATURE = "metric:cosine_distance|embeddings:source-input|version:1"
+EMBEDDING_SIGNATURE = Signature("cosine_distance", "1", {"embeddings": "source-input"})
 
 
 def structure_features(sources: list[str]) -> dict[str, list]:
@@ -72,7 +74,7 @@ def embedding_distances(translator, checkpoint: str) -> dict:
 
     vecs = translator.embed(list(FUNCTIONS) + [f + TWIN_SUFFIX for f in SUBSTITUTED])
     return {"distances": synonym_distances(vecs, FUNCTIONS, SUBSTITUTED),
-            "signature": EMBEDDING_SIGNATURE, "checkpoint": str(checkpoint)}
+            "signature": EMBEDDING_SIGNATURE.format(), "checkpoint": str(checkpoint)}
 
 
 def translated(ctx: "Context", translator, sources: list[str], what: str) -> list[str]:
@@ -130,6 +132,7 @@ def substitutivity(ctx: "Context", spec: TestEntry) -> dict:
     return {"consistency": consistency(outs, outs_twin, refs, cats).as_dict(),
             "accuracy": sequence_accuracy(outs, refs).accuracy,
             "accuracy_twin": sequence_accuracy(outs_twin, refs).accuracy,
+            "accuracy_signature": accuracy_signature().format(),
             "embedding_distances": distances_or_reason(tr, ctx.checkpoint)}
 
 
@@ -196,7 +199,8 @@ def per_function(ctx: "Context", spec: TestEntry) -> dict:
             name_inputs(tr, f"test_{fn}")
             per[fn] = sequence_accuracy(tr.translate(srcs), refs).accuracy
     return {"per_function": per, "accuracy": sum(per.values()) / len(per),
-            "n_per_function": len(srcs)}
+            "n_per_function": len(srcs),
+            "accuracy_signature": accuracy_signature(mean="over_functions").format()}
 
 
 @evaluation("by_length")

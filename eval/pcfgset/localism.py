@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compsuite.eval.metrics.accuracy import sequence_accuracy
+from compsuite.eval.metrics.accuracy import sequence_accuracy, signature as accuracy_signature
 from compsuite.eval.metrics.consistency import consistency
 from compsuite.foundation.errors import DataError
 from compsuite.foundation.io import iter_lines
@@ -137,5 +137,6 @@ def _score(samples: list[Sample], whole: list[str], outputs: list[dict[int, str]
         "consistency": cons.as_dict(),
         "accuracy_original": sequence_accuracy(whole, targets).accuracy,
         "accuracy_unrolled": sequence_accuracy(unrolled, targets).accuracy,
+        "accuracy_signature": accuracy_signature().format(),
         "traces": traces,
     }

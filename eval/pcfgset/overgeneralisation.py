@@ -12,7 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
+from compsuite.eval.metrics.signature import Signature
 from compsuite.foundation.io import read_aligned
+
+#: Table 7's profile: exact match with either target, the peak over checkpoints
+SIGNATURE = Signature("overgeneralisation", "1",
+                      {"match": "exact", "tok": "whitespace", "peak": "max"})
 
 
 def listed(checkpoints) -> list[tuple[str, int, Path]]:
@@ -59,5 +64,5 @@ def track(checkpoints: list[tuple[str, int, Path]], load: Callable[[Path], objec
     return {"profile": rows, "peak_overgeneralisation": peak["overgeneralisation"],
             "peak_at": {"kind": peak["kind"], "at": peak["at"]},
             "final": {k: rows[-1][k] for k in ("memorisation", "overgeneralisation", "neither")},
-            "signature": "metric:overgeneralisation|match:exact|tok:whitespace|peak:max|version:1"}
+            "signature": SIGNATURE.format()}
 

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 from compsuite.data_prep.common.tokenisers import sudachi
+from compsuite.eval.metrics.signature import Signature
 from compsuite.foundation.manifest import package_versions
 
 from .patterns import GROUPS, IN_DISTRIBUTION, PATTERNS, PatternInfo, group_of, normalise
@@ -73,8 +74,8 @@ class ScoreResult:
         return asdict(self)
 
 
-def exact_signature() -> str:
-    return f"metric:exact|norm:nfkc|ws:removed|case:mixed|version:{VERSION}"
+def exact_signature() -> Signature:
+    return Signature("exact", VERSION, {"norm": "nfkc", "ws": "removed", "case": "mixed"})
 
 
 def exact_matches(hyps: Sequence[str], refs: Sequence[str]) -> list[bool]:
@@ -86,7 +87,7 @@ def exact_matches(hyps: Sequence[str], refs: Sequence[str]) -> list[bool]:
 def exact_match(hyps: Sequence[str], refs: Sequence[str]) -> ScoreResult:
     """Exact match (%) after NFKC normalisation and whitespace removal."""
     ok = exact_matches(hyps, refs)
-    return ScoreResult("exact", 100.0 * sum(ok) / len(ok), len(ok), exact_signature(),
+    return ScoreResult("exact", 100.0 * sum(ok) / len(ok), len(ok), exact_signature().format(),
                        correct=sum(ok))
 
 
@@ -155,7 +156,7 @@ def _bleu_on(h: Sequence[str], r: Sequence[str], sb_tok: str, extra: Mapping[str
 
     metric = BLEU(tokenize=sb_tok)
     res = metric.corpus_score(list(h), [list(r)])
-    sig = metric.get_signature().format() + "".join(f"|{k}:{v}" for k, v in extra.items())
+    sig = Signature.from_sacrebleu("bleu", metric.get_signature(), **extra).format()
     return ScoreResult("bleu", res.score, len(h), sig, details={
         "precisions": res.precisions, "bp": res.bp, "sys_len": res.sys_len,
         "ref_len": res.ref_len, "tokenize": tokenize})
@@ -314,7 +315,8 @@ def score_set(hyps: Sequence[str], refs: Sequence[str], sources: Sequence[str],
     lines = ScoredLines(exact_matches(hyps, refs), [None] * n,
                         *_bleu_inputs(hyps, refs, bleu_tokenize), bleu_tokenize)
     overall = lines.bleu(range(n))
-    out: dict = {"n": n, "exact_match": sum(lines.ok) / n, "exact_signature": exact_signature(),
+    out: dict = {"n": n, "exact_match": sum(lines.ok) / n,
+                 "exact_signature": exact_signature().format(),
                  "bleu": {"score": overall.score, "signature": overall.signature}}
     if all(p == IN_DISTRIBUTION for p in patterns):
         return out

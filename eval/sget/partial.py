@@ -81,6 +81,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Hashable, Iterable, Mapping, Sequence
 
+from compsuite.eval.metrics.signature import Signature
 from compsuite.foundation.io import atomic_open
 from compsuite.threadcache import per_thread
 
@@ -385,12 +386,12 @@ def versions(model: str = MODEL) -> dict:
     return out
 
 
-def signature(model: str = MODEL) -> str:
+def signature(model: str = MODEL) -> Signature:
     v = versions(model)
-    return (f"metric:partial|parser:ginza-{v['ginza']}|model:{model}-"
-            f"{v.get(model.replace('_', '-'))}|noun:particle+ordinal+head_pred+clause"
-            f"|verb:verb_group+arg_particles+clause|phrase:as-noun,derived-from-ref-parse"
-            f"|norm:nfkc+nows|version:{FEATURES_VERSION}")
+    return Signature("partial", FEATURES_VERSION, {
+        "parser": f"ginza-{v['ginza']}", "model": f"{model}-{v.get(model.replace('_', '-'))}",
+        "noun": "particle+ordinal+head_pred+clause", "verb": "verb_group+arg_particles+clause",
+        "phrase": "as-noun,derived-from-ref-parse", "norm": "nfkc+nows"})
 
 
 def _target(nlp, text: str, kind: str) -> Target:
@@ -421,7 +422,7 @@ class PartialResult:
 def _result(matches: list, reasons: dict, stats: dict, model: str) -> PartialResult:
     scored = [m for m in matches if m is not None]
     score = 100.0 * sum(scored) / len(scored) if scored else None
-    return PartialResult(score, len(scored), sum(scored), signature(model), matches,
+    return PartialResult(score, len(scored), sum(scored), signature(model).format(), matches,
                          dict(sorted(reasons.items())), stats)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from compsuite.foundation.errors import DataError
 from compsuite.foundation.io import atomic_open, read_lines
 
-from .metrics import exact_matches
+from .metrics import exact_matches, exact_signature
 
 METRIC = "dev exact match"
 #: the checkpoints selected from: those a training saves every N steps (a backend's
@@ -108,7 +108,8 @@ def select_checkpoint(backend, run_dir: Path, data, generation: dict, dev_refs: 
                 remove_path(p)
     decoded = (len(ckpts) * sample + len(candidates) * len(refs) if staged
                else len(ckpts) * len(refs))
-    return {"metric": METRIC, "by_step": by_step, "best_step": int(best),
+    return {"metric": METRIC, "signature": exact_signature().format(),
+            "by_step": by_step, "best_step": int(best),
             "best_score": by_step[best], "checkpoint": str(present[best]),
             "n_dev": len(refs), "sample": drawn, "dev_sentences_decoded": decoded,
             "kept": keep}
