@@ -40,3 +40,17 @@ def test_a_changed_value_or_a_missing_result_is_reported(tmp_path, capsys):
 
 def test_no_results_at_all_is_an_error(tmp_path):
     assert compare_runs.main([str(tmp_path / "x"), str(tmp_path / "y")]) == 2
+
+
+def test_added_keys_are_listed_and_count_only_without_added_ok(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    write(a, "u1", {"accuracy": 0.5})
+    write(b, "u1", {"accuracy": 0.5, "accuracy_signature": "metric:seq_acc|version:1"})
+    assert compare_runs.main([str(a), str(b)]) == 1
+    assert "accuracy_signature: only in B" in capsys.readouterr().out
+    assert compare_runs.main([str(a), str(b), "--added-ok"]) == 0
+    out = capsys.readouterr().out
+    assert "u1/result.json: accuracy_signature: added in B" in out
+    assert "0 result(s) differ; 1 value(s) added in B" in out
+    write(b, "u1", {"accuracy": 0.6, "accuracy_signature": "metric:seq_acc|version:1"})
+    assert compare_runs.main([str(a), str(b), "--added-ok"]) == 1   # a changed value still counts
