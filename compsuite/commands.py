@@ -82,16 +82,18 @@ def program_arguments(sources, p: argparse.ArgumentParser, reads: str = "") -> N
 def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
                             raw: str | Path | None = None):
     """The model a command's :func:`model_arguments` name, as a ``translator`` or a
-    ``classifier``; ``raw``: the dataset folder a program is told of
-    (``COMPSUITE_DATA``), where the command reads one."""
+    ``classifier``, counting what it is asked; ``raw``: the dataset folder a program is
+    told of (``COMPSUITE_DATA``), where the command reads one."""
+    from compsuite.models.protocol import counted
+
     engine = engine_settings(a) if kind == "translator" else {}
     if getattr(a, "model_cmd", None):
         from compsuite.toolkits.command.model import CommandModel
 
         unused_engine(engine, "a program (--model-cmd)", "it answers by itself")
         env = {"COMPSUITE_DATA": str(Path(raw).resolve())} if raw is not None else None
-        return CommandModel(a.model_cmd, batch_size=min(a.batch_size, 256),
-                            timeout=model_timeout(a), env=env)
+        return counted(CommandModel(a.model_cmd, batch_size=min(a.batch_size, 256),
+                                    timeout=model_timeout(a), env=env))
     if getattr(a, "model_timeout", None) is not None:
         raise ConfigError("--model-timeout is the time a program may take: give it with "
                           "--model-cmd, or leave it out")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from compsuite.models.protocol import BAR, counted
 from compsuite.toolkits.command.model import CommandError, CommandModel
 from compsuite.foundation.checkout import ROOT
 
@@ -38,7 +39,7 @@ def test_the_documented_example_is_the_tested_file():
 
 
 def test_example_translates_and_classifies_in_batches():
-    with CommandModel(f"{PY} {EXAMPLE}", batch_size=2) as m:
+    with counted(CommandModel(f"{PY} {EXAMPLE}", batch_size=2)) as m:
         out = m.translate(["a b c", "x y", "one", "p q r s", "z"])
         assert out == ["c b a", "y x", "one", "s r q p", "z"]
         assert (m.calls, m.batches) == (1, 3)    # one call, ceil(5 / 2) requests
@@ -57,8 +58,9 @@ def test_example_translates_and_classifies_in_batches():
 def test_progress_moves_after_each_batch():
     seen = []
     with CommandModel(f"{PY} {EXAMPLE}", batch_size=3) as m:
-        m.progress = seen.append
+        token = BAR.set(seen.append)
         m.translate([str(i) for i in range(7)])
+        BAR.reset(token)
     assert seen == [3, 3, 1]
 
 

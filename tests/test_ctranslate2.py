@@ -113,7 +113,7 @@ def test_an_lstm_is_decoded_by_its_toolkit_with_one_notice(tiny_runs, tiny_data,
     capsys.readouterr()
     for _ in range(2):
         tr = load_translator(info["checkpoint"], batch_size=64, **FAST)
-        assert isinstance(tr, OnmtTranslator)
+        assert isinstance(tr.wrapped, OnmtTranslator)   # in its counting wrapper
     err = [line for line in capsys.readouterr().err.splitlines() if "CTranslate2" in line]
     assert err == ["compsuite: CTranslate2 cannot decode an OpenNMT-py brnn/rnn model (it "
                    "converts Transformers only): decoding with onmt instead"]

@@ -12,6 +12,7 @@ pytest.importorskip("peft")
 
 from compsuite.foundation.dataset import Dataset  # noqa: E402
 from compsuite.foundation.errors import ConfigError  # noqa: E402
+from compsuite.models.protocol import counted  # noqa: E402
 from compsuite.studies.base import Run  # noqa: E402
 from compsuite.toolkits import get_backend  # noqa: E402
 from compsuite.toolkits.hf.train import Examples
@@ -98,10 +99,10 @@ def test_batched_generation_equals_one_at_a_time(trained):
     data, _, _, full = trained
     backend = get_backend("hf")
     src = [s for s, _ in pairs()][:11]
-    t = backend.load(full["checkpoint"], data, "translator", {"batch_size": 4})
+    t = counted(backend.load(full["checkpoint"], data, "translator", {"batch_size": 4}))
     batched = t.translate(src)
     assert (t.calls, t.batches) == (1, 3)
-    one = backend.load(full["checkpoint"], data, "translator", {"batch_size": 1})
+    one = counted(backend.load(full["checkpoint"], data, "translator", {"batch_size": 1}))
     assert [one.translate([s])[0] for s in src] == batched
     assert one.batches == len(src)
 
@@ -239,7 +240,7 @@ def test_seq2seq_stand_in_trains_and_translates(tmp_path):
     backend = get_backend("hf")
     done = backend.train(r, "tiny", data, tmp_path / "run", 1, show=False)
     assert [c.at for c in backend.checkpoints(tmp_path / "run")] == [2]
-    t = backend.load(done["checkpoint"], data, "translator", {"batch_size": 3})
+    t = counted(backend.load(done["checkpoint"], data, "translator", {"batch_size": 3}))
     out = t.translate(["Emma saw Liam.", "Mia found Noah.", "Noah saw Mia.", "Liam saw Mia."])
     assert len(out) == 4 and t.batches == 2
 
@@ -365,7 +366,8 @@ def test_a_gpt2_is_held_to_its_positions(tmp_path):
 
     folder = tiny_gpt2(tmp_path / "gpt2", 24)
     backend = get_backend("hf")
-    t = backend.load(folder, None, "translator", {"max_new_tokens": 256, "batch_size": 4})
+    t = counted(backend.load(folder, None, "translator", {"max_new_tokens": 256,
+                                                          "batch_size": 4}))
     long = " ".join(WORDS * 3)
     with pytest.raises(DataError, match=r"gpt2: input 2 of 3 \('a man sees .*'\) is \d+ tokens "
                                         r"with its prompt, leaving no position .* at most 24 "
@@ -394,7 +396,7 @@ def test_a_bert_classifier_is_held_to_its_positions(tmp_path):
     from compsuite.foundation.errors import DataError
 
     folder = tiny_bert(tmp_path / "bert", 16)
-    c = get_backend("hf").load(folder, None, "classifier")
+    c = counted(get_backend("hf").load(folder, None, "classifier"))
     assert len(c.classify([("a man sleeps", "a man runs")])) == 1
     c.batches = 0
     with pytest.raises(DataError, match=r"bert: input 2 of 2 \('a man sees .* \| the dog'\) is "

@@ -16,6 +16,7 @@ from conftest import edited_study  # noqa: E402
 
 from compsuite.foundation.dataset import Dataset  # noqa: E402
 from compsuite.foundation.errors import ConfigError, DataError  # noqa: E402
+from compsuite.models.protocol import counted  # noqa: E402
 from compsuite.registry import get_study  # noqa: E402
 from compsuite.studies.base import Run  # noqa: E402
 from compsuite.toolkits import get_backend  # noqa: E402
@@ -279,15 +280,16 @@ def test_nli_evaluates_an_evaluate_only_classifier_run(classifier, tmp_path):
 
 # ----------------------------------------------------------------------------- plain folders
 def test_a_classifier_folder_loads_through_load_classifier(classifier):
-    from compsuite.models.protocol import progress
+    from compsuite.models.protocol import BAR, progress
     from compsuite.toolkits import load_classifier
 
     clf = load_classifier(classifier, batch_size=2)
     assert clf.classes == ["entailment", "neutral", "contradiction"]
     done = []
-    clf.progress = done.append
+    token = BAR.set(done.append)
     inputs = [*PAIRS, ("a dog runs", "a dog runs", {"premise_tree": "(x)"})]
     pred = clf.classify(inputs)
+    BAR.reset(token)
     assert len(pred) == 6 and set(pred) <= set(clf.classes)
     assert (clf.calls, clf.batches, done) == (1, 3, [2, 2, 2])
     assert clf.predict_proba(inputs).shape == (6, 3)
@@ -297,7 +299,6 @@ def test_a_classifier_folder_loads_through_load_classifier(classifier):
 
     assert np.allclose(clf.predict_proba(["a man"])[0],
                        clf.predict_proba(["a man", "the cat sleeps now"])[0], atol=1e-5)
-    clf.progress = None
     with progress(clf, 5, "classify", show=True, unit="pair"):
         clf.classify(PAIRS)
     with pytest.raises(DataError, match="is not a string, a \\(premise, hypothesis\\) pair"):
@@ -312,7 +313,7 @@ def test_an_evaluate_only_classifier_run_loads_with_its_labels(classifier, tmp_p
     done = backend.train(r, "tiny", Dataset(tmp_path), tmp_path / "run", 1, show=False)
     assert done["evaluate_only"] and done["kind"] == "classifier"   # from the config
     assert backend.checkpoints(tmp_path / "run") == []
-    clf = backend.load(done["checkpoint"], None, "classifier", {"batch_size": 4})
+    clf = counted(backend.load(done["checkpoint"], None, "classifier", {"batch_size": 4}))
     assert clf.classes == ["yes", "maybe", "no"]
     assert set(clf.classify(PAIRS)) <= {"yes", "maybe", "no"} and clf.batches == 2
     with pytest.raises(DataError, match="a sequence-classification model, not a translator"):

@@ -7,8 +7,8 @@ import pytest
 
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.models.decoding import Decoding, decoding
-from compsuite.models.protocol import (TASKS, InTheLoop, Model, ModelBase, Unavailable,
-                                       name_inputs, require)
+from compsuite.models.protocol import (TASKS, Counting, InTheLoop, Model, ModelBase, Request,
+                                       Unavailable, ask, counted, progress, require)
 from compsuite.models.recording import IN_THE_LOOP, Placeholders, Recording, Replaying
 
 
@@ -18,7 +18,6 @@ class Upper(ModelBase):
     capabilities = frozenset({"translate"})
 
     def translate(self, sources):
-        self.calls += 1
         return [s.upper() for s in sources]
 
 
@@ -98,10 +97,8 @@ def test_recording_wraps_any_model_in_the_folder_it_is_told(tmp_path):
     global), with the inputs, their ids and the wrapped model's answers."""
     a = Recording(Upper(), tmp_path / "A", "A")
     b = Recording(Placeholders("yes"), tmp_path / "B", "B")
-    name_inputs(a, "test_copy")
-    assert a.translate(["x y", "z"]) == ["X Y", "Z"]
-    name_inputs(b, "dev")
-    assert b.classify([("p", "h")]) == ["yes"]
+    assert ask(a, "translate", ["x y", "z"], "test_copy") == ["X Y", "Z"]
+    assert b.respond(Request("classify", [("p", "h")], "dev")) == ["yes"]
     assert (tmp_path / "A" / "test-copy.src").read_text() == "x y\nz\n"
     assert (tmp_path / "A" / "test-copy.ids").read_text() == "A/test-copy:1\nA/test-copy:2\n"
     assert (tmp_path / "B" / "dev.src").read_text() == "p\th\n"
@@ -112,8 +109,7 @@ def test_recording_wraps_any_model_in_the_folder_it_is_told(tmp_path):
 
 def test_replaying_answers_from_the_answer_files(tmp_path):
     rec = Recording(Upper(), tmp_path / "in" / "u", "u")
-    name_inputs(rec, "test")
-    rec.translate(["a", "b"])
+    ask(rec, "translate", ["a", "b"], "test")
     (tmp_path / "hyps" / "u").mkdir(parents=True)
     (tmp_path / "hyps" / "u" / "test.hyp").write_text("1\n2\n")
     rep = Replaying(Upper(), tmp_path / "in" / "u", tmp_path / "hyps" / "u")
@@ -121,3 +117,40 @@ def test_replaying_answers_from_the_answer_files(tmp_path):
     with pytest.raises(DataError, match="not among the exported inputs"):
         rep.translate(["c"])
 
+
+
+# ----------------------------------------------------------------------------- requests
+def test_a_requests_label_reaches_the_recorder_and_no_model_is_named_from_outside(tmp_path):
+    """The label travels in the request (no attribute is set on a model to name a
+    call); the counting wrapper, not the model, counts calls and batches."""
+    upper = Upper()
+    rec = Recording(upper, tmp_path / "U", "U")
+    model = counted(rec, "runs/U")
+    before = (dict(vars(upper)), dict(vars(rec)))
+    assert model.translate(["a"], label="test_copy") == ["A"]
+    assert ask(model, "translate", ["b c"], "test_twin") == ["B C"]
+    asked = json.loads((tmp_path / "U" / "inputs.json").read_text())
+    assert {n: a["asked_as"] for n, a in asked.items()} == {"test-copy": "test_copy",
+                                                           "test-twin": "test_twin"}
+    assert (tmp_path / "U" / "test-twin.src").read_text() == "b c\n"
+    assert (dict(vars(upper)), dict(vars(rec))) == before
+    for m in (upper, rec):
+        assert not any(hasattr(m, a) for a in ("label", "calls", "batches", "progress"))
+    assert (model.calls, model.batches) == (2, 2) and model.unit == "runs/U"
+
+
+def test_a_request_names_a_task_of_the_protocol_and_keeps_its_unit():
+    seen = []
+
+    class Keeps(Upper):
+        def respond(self, request):
+            seen.append(request)
+            return super().respond(request)
+
+    with pytest.raises(ValueError, match="'generate' is not a task"):
+        Request("generate", ["a"])
+    model = Counting(Keeps(), unit="runs/A")
+    with progress(model, 1, "quiet"):
+        assert model.translate(["a"], "dev") == ["A"]
+    assert seen == [Request("translate", ["a"], "dev", "runs/A")]
+    assert counted(model) is model and model.name == "upper" and not model.replays

@@ -16,7 +16,7 @@ from conftest import edited_study
 from compsuite.cli import main
 from compsuite.data_prep.paradox import corpus, opus
 from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
-from compsuite.models.protocol import ModelBase
+from compsuite.models.protocol import ModelBase, counted
 
 MESSY_EN = ["", "one two three four five six seven eight nine ten eleven twelve",
             "Hello, world - \"quoted\" text's here.", "x " * 300]
@@ -91,11 +91,11 @@ def test_codec_round_trip(opus_files, tmp_path):
                                        "the doctors didn't sleep."]
 
     class Echo(ModelBase):                        # a model that copies its (encoded) input
-        name, batches = "echo", 1
+        name = "echo"
 
         def translate(self, xs):
             return list(xs)
-    tr = opus.CodecTranslator(Echo(), codec)
+    tr = counted(opus.CodecTranslator(Echo(), codec))
     assert tr.translate(["De dokter slaapt ."]) == ["De dokter slaapt."] and tr.calls == 1
 
 

@@ -4,7 +4,8 @@ quiet), and the steps that use it."""
 import pytest
 
 from compsuite.data_prep.pcfgset import interpret
-from compsuite.models.protocol import ModelBase, count_batches, progress, translate
+from compsuite.models.protocol import (BAR, ModelBase, count_batches, counted, progress,
+                                       translate)
 
 
 class Batched(ModelBase):
@@ -13,44 +14,40 @@ class Batched(ModelBase):
     name = "batched"
 
     def __init__(self):
-        self.calls = self.batches = 0
-        self.progress = None
         self.seen = []
-        count_batches(self, self, "step", size=lambda batch: len(batch))
+        count_batches(self, "step", size=lambda batch: len(batch))
 
     def step(self, batch):
         self.seen.append(len(batch))
         return [s.upper() for s in batch]
 
     def translate(self, sources):
-        self.calls += 1
         return [o for i in range(0, len(sources), 3) for o in self.step(sources[i:i + 3])]
 
 
 class Plain(ModelBase):
     """A translator that reports no batches."""
     name = "plain"
-    calls = batches = 0
 
     def translate(self, sources):
         return list(sources)
 
 
 def test_quiet_by_default(capsys):
-    tr = Batched()
+    tr = counted(Batched())
     assert translate(tr, list("abcdefghij")) == list("ABCDEFGHIJ")
     assert capsys.readouterr().err == ""
-    assert tr.progress is None and tr.batches == 4
+    assert BAR.get() is None and (tr.calls, tr.batches) == (1, 4)
 
 
 def test_the_bar_moves_batch_by_batch(capsys):
-    tr = Batched()
+    tr = counted(Batched())
     moved = []
     with progress(tr, 10, "translate test", show=True):
-        bar_update = tr.progress
-        tr.progress = lambda n: (moved.append(n), bar_update(n))
+        bar_update = BAR.get()
+        BAR.set(lambda n: (moved.append(n), bar_update(n)))
         assert tr.translate(list("abcdefghij")) == list("ABCDEFGHIJ")
-    assert moved == [3, 3, 3, 1] and tr.progress is None
+    assert moved == [3, 3, 3, 1] and BAR.get() is None
     err = capsys.readouterr().err
     assert "translate test" in err and "10/10" in err and "sentence" in err
 
@@ -99,16 +96,16 @@ def test_overgeneralisation_one_bar_over_checkpoints(capsys, tmp_path):
 
 
 def test_a_classifier_moves_the_bar_per_batch():
-    """The fairseq classifier tells ``progress`` each batch's size (no model needed)."""
+    """The fairseq classifier says each batch's size (no model needed)."""
     from compsuite.toolkits.fairseq.classifier import FairseqClassifier
 
     clf = FairseqClassifier.__new__(FairseqClassifier)
     moved = []
-    clf.progress = moved.append
+    token = BAR.set(moved.append)
     for n in (4, 4, 1):
         clf._done(n)
     assert moved == [4, 4, 1]
-    clf.progress = None
+    BAR.reset(token)
     clf._done(3)
     assert moved == [4, 4, 1]
 
@@ -123,7 +120,7 @@ def test_paradox_consistency_bar(show, capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(ev, "score_test", lambda test, inputs, samples, hyps, **kw: {
         "summary": hyps, "cells": [], "signatures": {}})
     (tmp_path / "final-np_vp.nl").write_text("".join(f"stored {i}\n" for i in range(4)))
-    tr = Batched()
+    tr = counted(Batched())
     out = ev.consistency(tr, tmp_path, tmp_path, {}, show=show)
     assert out["np_vp"]["summary"] == [f"stored {i}" for i in range(4)]
     assert out["s_conj_s"]["summary"] == [f"S_CONJ_S {i}" for i in range(4)]

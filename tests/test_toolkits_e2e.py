@@ -111,7 +111,7 @@ def test_translator_backend_matches_the_toolkit_command(toolkit, beam, tiny_runs
 def test_translator_moves_a_bar_batch_by_batch(toolkit, tiny_runs, tiny_data, capsys):
     """Each backend tells the bar of a long translation how many sentences each batch
     translated (the bar's total is reached, batch by batch); no toolkit noise on stderr."""
-    from compsuite.models.protocol import progress
+    from compsuite.models.protocol import BAR, progress
     from compsuite.toolkits import load_translator
 
     run, run_dir, info = tiny_runs[toolkit]
@@ -120,8 +120,8 @@ def test_translator_moves_a_bar_batch_by_batch(toolkit, tiny_runs, tiny_data, ca
     srcs = (tiny_data.raw / "test.src").read_text().splitlines()
     moved = []
     with progress(tr, len(srcs), "translate test", show=True):
-        update = tr.progress
-        tr.progress = lambda n: (moved.append(n), update(n))
+        update = BAR.get()
+        BAR.set(lambda n: (moved.append(n), update(n)))
         tr.translate(srcs)
     assert sum(moved) == len(srcs) and len(moved) == tr.batches >= 2 and max(moved) <= 64
     err = capsys.readouterr().err

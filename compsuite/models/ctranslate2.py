@@ -30,7 +30,7 @@ from typing import Callable, Protocol
 
 from compsuite.foundation.errors import UserError
 from compsuite.models.decoding import Decoding, decoding
-from compsuite.models.protocol import ModelBase
+from compsuite.models.protocol import ModelBase, batch_done, unmetered
 
 CACHE_SUFFIX = ".ct2"
 META = "compsuite.json"
@@ -168,8 +168,7 @@ class CT2Translator(ModelBase):
         self.signature = (f"engine:ctranslate2-{ctranslate2.__version__}|"
                           f"compute:{compute}|device:{device(settings)}|"
                           f"beam:{self.beam}|max_len:{self.max_length}")
-        self.calls = self.batches = self.toolkit_sentences = 0
-        self.progress = None
+        self.toolkit_sentences = 0
         self._toolkit_loader, self._toolkit_model = toolkit_loader, None
 
     def toolkit_model(self):
@@ -184,7 +183,6 @@ class CT2Translator(ModelBase):
     def translate(self, sources: list[str]) -> list[str]:
         from compsuite.processes import check_stop
 
-        self.calls += 1
         hyps: list[str] = [""] * len(sources)
         capped: list[int] = []
         # longest first, in batches of batch_size (as CTranslate2 would cut them), a
@@ -201,12 +199,12 @@ class CT2Translator(ModelBase):
                 hyps[i] = " ".join(r.hypotheses[0])
                 if any(len(h) >= self.max_length for h in r.hypotheses):
                     capped.append(i)
-            self.batches += math.ceil(len(ids) / self.batch_size)
-            if self.progress is not None:
-                self.progress(len(ids))
+            batch_done(len(ids), batches=math.ceil(len(ids) / self.batch_size))
         if capped and self.beam > 1 and compute_type(self.settings) == "float32":
             capped.sort()
-            for i, h in zip(capped, self.toolkit_model().translate([sources[i] for i in capped])):
+            with unmetered():   # its batches are not this model's
+                again = self.toolkit_model().translate([sources[i] for i in capped])
+            for i, h in zip(capped, again):
                 hyps[i] = h
             self.toolkit_sentences += len(capped)
         return hyps
@@ -288,8 +286,9 @@ def translator(conversion: Conversion | None, checkpoint: Path, settings: Decodi
 
 
 def fast(model) -> bool:
-    """Whether ``model`` is decoded by CTranslate2 (not a toolkit it fell back to)."""
-    return isinstance(model, CT2Translator)
+    """Whether ``model`` (or the model its counting wrapper holds) is decoded by
+    CTranslate2 (not a toolkit it fell back to)."""
+    return isinstance(getattr(model, "wrapped", model), CT2Translator)
 
 
 def prediction_tag(generation: Decoding | dict) -> str:

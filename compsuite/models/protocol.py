@@ -16,16 +16,23 @@ What it can answer is declared, not probed: :attr:`Model.capabilities`, a subset
 :data:`TASKS`.  Asking a model for a task it does not declare is
 :class:`Unavailable` (the analysis is left out with the reason); a model that replays
 stored answers (``replays``) refuses the tests that need the model itself
-(:class:`InTheLoop`).  A model counts its work: ``calls`` (calls made by the test) and
-``batches`` (forward passes), so tests and benchmarks can show how they batch;
-``progress`` (None, or what :func:`progress` sets: a callable told how many inputs
-each batch answered) moves the bar of a long step; ``label`` names the inputs it is
-about to be asked (:func:`name_inputs`), for a model that keeps them.
+(:class:`InTheLoop`).
+
+A caller asks by a :class:`Request`: the task, its inputs, the label that names them
+(e.g. ``test_copy``; a model that keeps what it is asked, ``compsuite export``, names
+its files so) and the unit they belong to; :meth:`Model.respond` takes it
+(:class:`ModelBase` hands it to the task's method).  The counting lives in one
+wrapper, :class:`Counting` (``calls``, the requests for outputs; ``batches``, the
+forward passes, which a model says with :func:`batch_done`, or :func:`count_batches`
+around its toolkit's one-batch call), and those batches move the bar of a long step
+(:func:`progress`).  A model itself carries none of these.
 :class:`ModelBase` gives every attribute its default.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import (Any, Callable, Iterator, Mapping, Protocol, Sequence, Union,
                     runtime_checkable)
 
@@ -56,6 +63,24 @@ def in_the_loop(test: str, why: str) -> InTheLoop:
                      "protocol (--model-cmd, or a run with toolkit: command)")
 
 
+@dataclass(frozen=True)
+class Request:
+    """One request to a model: a task of :data:`TASKS` and its ``inputs`` (sources,
+    classifier inputs, or the tokens to embed), the ``label`` that names them (e.g.
+    ``test_copy``, or what a progress bar says), and the ``unit`` they belong to (a
+    unit's path, where known)."""
+
+    task: str
+    inputs: Sequence[Any]
+    label: str | None = None
+    unit: str | None = None
+
+    def __post_init__(self):
+        if self.task not in TASKS:
+            raise ValueError(f"{self.task!r} is not a task of the command protocol "
+                             f"({', '.join(TASKS)})")
+
+
 @runtime_checkable
 class Model(Protocol):
     name: str
@@ -65,11 +90,8 @@ class Model(Protocol):
     replays: bool
     #: the per-word streams each sentence pair carries for it (``classify``)
     pair_inputs: tuple[str, ...]
-    calls: int
-    batches: int
-    progress: Callable[[int], Any] | None
-    label: str | None
-    unknown_words: int | None
+
+    def respond(self, request: Request): ...
 
     def translate(self, sources: list[str]) -> list[str]: ...
 
@@ -90,12 +112,10 @@ class ModelBase:
     capabilities: frozenset[str] = frozenset()
     replays: bool = False
     pair_inputs: tuple[str, ...] = ()
-    calls: int = 0
-    batches: int = 0
-    progress: Callable[[int], Any] | None = None
-    label: str | None = None
-    #: inputs' words outside the model's vocabulary, where it counts them (None: not)
-    unknown_words: int | None = None
+
+    def respond(self, request: Request):
+        """The answer to ``request``: its task's method on its inputs."""
+        return getattr(self, request.task)(request.inputs)
 
     def _cannot(self, task: str):
         return Unavailable(f"{self.name} does not answer {task}")
@@ -121,6 +141,14 @@ class ModelBase:
         """Stop what the model runs (a program's process); most need nothing."""
 
 
+def respond(model: Model, request: Request):
+    """``model.respond(request)``; a model without ``respond`` (an object with the
+    task's method only) answers by that method on the request's inputs."""
+    if hasattr(model, "respond"):
+        return model.respond(request)
+    return getattr(model, request.task)(request.inputs)
+
+
 def require_model(model: Model, test: str, why: str) -> None:
     """Refuse a model that only replays stored answers (``model.replays``) for a test
     that needs the model in the loop: ``test`` and ``why`` say which and why."""
@@ -141,36 +169,135 @@ def require(model: Model, task: str, test: str, why: str) -> None:
         raise Unavailable(f"{model.name} gives no {TASK_WORDS.get(task, task)}")
 
 
-def count_batches(translator: Model, owner, method: str,
-                  size: Callable[..., int] | None = None) -> None:
-    """Wrap ``owner.method`` (the toolkit's one-batch forward call) so that every call
-    adds one to ``translator.batches``; with ``size`` (the number of sentences of the
-    batch, from the call's arguments), each batch done also moves the translator's
-    ``progress`` (a callable given the sentences done, or None: see :func:`progress`)."""
-    inner = getattr(owner, method)
+#: in this thread: the :class:`Counting` wrapper answering a request now, and what moves
+#: the bar of :func:`progress` (a callable told how many inputs a batch answered)
+COUNTING: ContextVar[Counting | None] = ContextVar("compsuite_counting", default=None)
+BAR: ContextVar[Callable[[int], Any] | None] = ContextVar("compsuite_bar", default=None)
 
-    def counted(*args, **kwargs):
-        from compsuite.processes import check_stop
 
-        check_stop()  # a stopped suite ends here, also in the threads of side-by-side runs
-        translator.batches += 1
-        out = inner(*args, **kwargs)
-        if size is not None and translator.progress is not None:
-            translator.progress(size(*args, **kwargs))
-        return out
-
-    setattr(owner, method, counted)
+def batch_done(sentences: int | None = None, batches: int = 1) -> None:
+    """Said by a model while it answers: ``batches`` forward passes done, answering
+    ``sentences`` inputs (None: they do not move the bar).  The :class:`Counting`
+    wrapper asking counts them, and they move the bar of the :func:`progress` block
+    around; a model asked otherwise says it to no one."""
+    meter, bar = COUNTING.get(), BAR.get()
+    if meter is not None:
+        meter.batches += batches
+    if sentences is not None and bar is not None:
+        bar(sentences)
 
 
 @contextmanager
-def progress(translator: Model, total: int, desc: str, show: bool = False,
+def unmetered() -> Iterator[None]:
+    """Within the block, what a model says with :func:`batch_done` is counted by no one
+    and moves no bar (a wrapper that counts its own batches asks the model it wraps
+    so)."""
+    meter, bar = COUNTING.set(None), BAR.set(None)
+    try:
+        yield
+    finally:
+        COUNTING.reset(meter)
+        BAR.reset(bar)
+
+
+def count_batches(owner, method: str, size: Callable[..., int] | None = None) -> None:
+    """Wrap ``owner.method`` (the toolkit's one-batch forward call) so that every call
+    is a batch done (:func:`batch_done`); with ``size`` (the number of sentences of the
+    batch, from the call's arguments), each batch done also moves the bar."""
+    inner = getattr(owner, method)
+
+    def one_batch(*args, **kwargs):
+        from compsuite.processes import check_stop
+
+        check_stop()  # a stopped suite ends here, also in the threads of side-by-side runs
+        batch_done(None)
+        out = inner(*args, **kwargs)
+        if size is not None:
+            batch_done(size(*args, **kwargs), batches=0)
+        return out
+
+    setattr(owner, method, one_batch)
+
+
+class Counting:
+    """The one wrapper through which a model is asked: it counts ``calls`` (the
+    requests for outputs, ``translate`` and ``classify``) and ``batches`` (forward
+    passes, as the model says them with :func:`batch_done`), and gives a request
+    without a unit its ``unit``.  Asked while another counts (it is inside a wrapper
+    that an outer one asks), it leaves the counting to that one.  Anything else is the
+    wrapped model's (``name``, ``capabilities``, ``replays``, ``close``, ...), read
+    and set through it."""
+
+    OWN = frozenset({"wrapped", "unit", "calls", "batches"})
+
+    def __init__(self, model: Model, unit: str | None = None):
+        self.wrapped = model
+        self.unit = unit
+        self.calls = 0
+        self.batches = 0
+
+    def __getattr__(self, name: str):
+        if name == "wrapped":   # not set yet (a copy being made)
+            raise AttributeError(name)
+        return getattr(self.wrapped, name)
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in self.OWN:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.wrapped, name, value)
+
+    def respond(self, request: Request):
+        """The wrapped model's answer to ``request``, counted."""
+        if request.unit is None and self.unit is not None:
+            request = Request(request.task, request.inputs, request.label, self.unit)
+        if COUNTING.get() is not None:
+            return respond(self.wrapped, request)
+        if request.task in ("translate", "classify"):
+            self.calls += 1
+        token = COUNTING.set(self)
+        try:
+            return respond(self.wrapped, request)
+        finally:
+            COUNTING.reset(token)
+
+    def translate(self, sources: list[str], label: str | None = None) -> list[str]:
+        return self.respond(Request("translate", sources, label))
+
+    def classify(self, inputs: Sequence[Input], label: str | None = None) -> list[str]:
+        return self.respond(Request("classify", inputs, label))
+
+    def features(self, inputs: Sequence[Input], label: str | None = None):
+        return self.respond(Request("features", inputs, label))
+
+    def embed(self, tokens: list[str], label: str | None = None) -> dict[str, list[float]]:
+        return self.respond(Request("embed", tokens, label))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def counted(model: Model, unit: str | None = None) -> Counting:
+    """``model`` in a :class:`Counting` wrapper (``model`` itself, if it is one)."""
+    return model if isinstance(model, Counting) else Counting(model, unit)
+
+
+def ask(model: Model, task: str, inputs: Sequence[Any], label: str | None = None):
+    """``model``'s answer to ``task`` on ``inputs``, named ``label`` (a
+    :class:`Request`), through its :class:`Counting` wrapper."""
+    return counted(model).respond(Request(task, inputs, label))
+
+
+@contextmanager
+def progress(model: Model, total: int, desc: str, show: bool = False,
              unit: str = "sentence") -> Iterator[None]:
-    """A progress bar (tqdm, on stderr, with an ETA) over the ``total`` sentences that
-    the ``translate`` calls made inside the block translate; nothing at all unless
-    ``show``.  The suite's models move it after each batch (their ``progress``
-    attribute; ``unit``: what they answer); a model that does not fills it when the
-    block ends."""
-    name_inputs(translator, desc)   # a model that keeps what it is asked names it so
+    """A progress bar (tqdm, on stderr, with an ETA) over the ``total`` inputs that
+    ``model`` answers inside the block; nothing at all unless ``show``.  The batches
+    it says done move it (:func:`batch_done`; ``unit``: what they answer); a model that
+    says none fills it when the block ends."""
     if not show:
         yield
         return
@@ -178,11 +305,11 @@ def progress(translator: Model, total: int, desc: str, show: bool = False,
 
     with tqdm(total=total, desc=desc, unit=unit) as bar:
         # never past the total (a toolkit may translate a sentence in sub-batches)
-        translator.progress = lambda n: bar.update(max(0, min(n, total - bar.n)))
+        token = BAR.set(lambda n: bar.update(max(0, min(n, total - bar.n))))
         try:
             yield
         finally:
-            translator.progress = None
+            BAR.reset(token)
         bar.update(max(0, total - bar.n))
 
 
@@ -196,15 +323,9 @@ def closing(model: Model) -> Iterator[Model]:
         model.close()
 
 
-def name_inputs(model: Model, label: str) -> None:
-    """Tell a model what the next inputs are, e.g. ``test_copy`` (a model that keeps
-    what it is asked, ``compsuite export``, names its files so)."""
-    model.label = label
-
-
 def translate(translator: Model, sources: list[str], desc: str = "translate",
               show: bool = False) -> list[str]:
-    """``translator.translate(sources)`` (one call) with a bar over the sentences when
-    ``show`` (:func:`progress`)."""
+    """``translator``'s outputs for ``sources`` (one request, named ``desc``) with a bar
+    over the sentences when ``show`` (:func:`progress`)."""
     with progress(translator, len(sources), desc, show):
-        return translator.translate(sources)
+        return ask(translator, "translate", sources, desc)

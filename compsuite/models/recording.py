@@ -2,10 +2,10 @@
 ``compsuite export`` and ``compsuite score`` (:mod:`compsuite.export`), each told the
 folder of the unit it records or replays.
 
-* :class:`Recording` writes every batch the evaluation asks into its folder,
-  ``<name>.src`` (one input per line; a sentence pair as premise<TAB>hypothesis) and
-  ``<name>.ids`` (``<folder>/<name>:<line>``), lists them in ``inputs.json``, and
-  answers with the model it wraps;
+* :class:`Recording` writes every request the evaluation makes into its folder,
+  ``<name>.src`` (one input per line; a sentence pair as premise<TAB>hypothesis; the
+  name from the request's label) and ``<name>.ids`` (``<folder>/<name>:<line>``),
+  lists them in ``inputs.json``, and answers with the model it wraps;
 * :class:`Replaying` answers each input from the system's answer file, ``<name>.hyp``
   in the answers' folder of the same unit (one answer per line, in the order of
   ``<name>.src``); the model it wraps is not asked.
@@ -24,7 +24,8 @@ from pathlib import Path
 
 from compsuite.foundation.errors import DataError
 from compsuite.foundation.io import atomic_open, read_lines
-from compsuite.models.protocol import InTheLoop, Model, ModelBase
+from compsuite.models.protocol import (InTheLoop, Model, ModelBase, Request, batch_done,
+                                       respond, unmetered)
 
 #: the key of ``inputs.json`` that lists the analyses of a unit needing the model itself
 IN_THE_LOOP = "_needs_the_model"
@@ -61,8 +62,10 @@ def slug(label: str | None, task: str) -> str:
 
 
 class Recording(ModelBase):
-    """Writes every batch ``model`` is asked into ``folder`` (ids prefixed with
-    ``prefix``, the unit's folder in the export) and answers with ``model``'s answers."""
+    """Writes every request ``model`` is asked into ``folder`` (named by its label; ids
+    prefixed with ``prefix``, the unit's folder in the export) and answers with
+    ``model``'s answers (one batch a request: what ``model`` says it does is not
+    counted)."""
 
     replays = True
 
@@ -73,36 +76,38 @@ class Recording(ModelBase):
         self.name = f"record:{folder}"
         self.capabilities = ANSWERED & model.capabilities
         self.pair_inputs = model.pair_inputs
-        self.calls = self.batches = 0
 
-    def _record(self, task: str, inputs) -> None:
-        lines = [as_line(x) for x in inputs]
+    def _record(self, request: Request) -> None:
+        task, label = request.task, request.label
+        lines = [as_line(x) for x in request.inputs]
         self.folder.mkdir(parents=True, exist_ok=True)
         known = read_asked(self.folder)
         key = digest(lines)
         if any(isinstance(k, dict) and k.get("sha256") == key for k in known.values()):
             return   # the same inputs asked again (e.g. of another model): one file
-        base = slug(self.label, task)
+        base = slug(label, task)
         name = next(n for n in (base if k == 1 else f"{base}-{k}" for k in range(1, 10**4))
                     if n not in known)
         with atomic_open(self.folder / f"{name}.src") as fh:
             fh.writelines(line + "\n" for line in lines)
         with atomic_open(self.folder / f"{name}.ids") as fh:
             fh.writelines(f"{self.prefix}/{name}:{i}\n" for i in range(1, len(lines) + 1))
-        known[name] = {"task": task, "n": len(lines), "asked_as": self.label, "sha256": key}
+        known[name] = {"task": task, "n": len(lines), "asked_as": label, "sha256": key}
         write_asked(self.folder, known)
 
+    def respond(self, request: Request):
+        if request.task not in ANSWERED:
+            return super().respond(request)   # not an answer files can give
+        self._record(request)
+        batch_done(None)
+        with unmetered():
+            return respond(self.model, request)
+
     def translate(self, sources):
-        self.calls += 1
-        self.batches += 1
-        self._record("translate", sources)
-        return self.model.translate(sources)
+        return self.respond(Request("translate", sources))
 
     def classify(self, inputs):
-        self.calls += 1
-        self.batches += 1
-        self._record("classify", inputs)
-        return self.model.classify(inputs)
+        return self.respond(Request("classify", inputs))
 
     def refused(self, error: InTheLoop) -> InTheLoop:
         """Note in the folder's ``inputs.json`` (the export lists it) that a test needs
@@ -208,13 +213,15 @@ class Replaying(ModelBase):
                 return answers
         return None
 
+    def respond(self, request: Request):
+        if request.task not in ANSWERED:
+            return super().respond(request)
+        batch_done(None)
+        return self._answers(request.inputs)
+
     def translate(self, sources):
-        self.calls += 1
-        self.batches += 1
-        return self._answers(sources)
+        return self.respond(Request("translate", sources))
 
     def classify(self, inputs):
-        self.calls += 1
-        self.batches += 1
-        return self._answers(inputs)
+        return self.respond(Request("classify", inputs))
 

@@ -331,11 +331,14 @@ class Context:
     def load(self, checkpoint: str | Path | None = None, data: Dataset | None = None,
              kind: str = "translator"):
         """A model of this unit's run in the loop (a translator or a classifier): by
-        default the unit's own, read with the data it was trained on."""
+        default the unit's own, read with the data it was trained on; it counts what it
+        is asked (:class:`~compsuite.models.protocol.Counting`)."""
+        from compsuite.models.protocol import counted
+
         model = self.backend.load(checkpoint or self.checkpoint,
                                   data if data is not None else self.model_data, kind,
                                   self.decoding)
-        return model if self.wrap is None else self.wrap(model)
+        return counted(model if self.wrap is None else self.wrap(model), str(self.unit.path))
 
     def predict(self, split: str, trained: dict | None = None,
                 generation: dict | None = None, out_dir: Path | None = None):

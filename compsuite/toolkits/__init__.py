@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import DataError, RegistryError
 from compsuite.foundation.names import near
-from compsuite.models.protocol import Model
+from compsuite.models.protocol import Model, counted
 from compsuite.toolkits.checkpoints import checkpoint_toolkit, existing
 
 from .base import CHECKPOINT_KINDS, Backend, Checkpoint
@@ -78,7 +78,8 @@ def get_backend(name: str) -> Backend:
 def load_checkpoint(checkpoint: str | Path, data: str | Path | None = None,
                     kind: str = "translator", toolkit: str | None = None, **generation):
     """A checkpoint of any toolkit as a translator or a classifier, by the backend of
-    the toolkit that wrote it (``toolkit`` to say which).  ``data``: the folder in that
+    the toolkit that wrote it (``toolkit`` to say which), counting what it is asked
+    (:class:`~compsuite.models.protocol.Counting`).  ``data``: the folder in that
     toolkit's format the model was trained on (fairseq: its dictionaries);
     ``generation``: ``batch_size``, ``max_length``, ``beam``."""
     if Path(checkpoint).is_dir():  # the hf backend's checkpoints are folders
@@ -88,7 +89,7 @@ def load_checkpoint(checkpoint: str | Path, data: str | Path | None = None,
     toolkit = toolkit or checkpoint_toolkit(checkpoint)
     dataset = None if data is None else Dataset(Path(data).parent,
                                                 formats={toolkit: Path(data)})
-    return get_backend(toolkit).load(checkpoint, dataset, kind, generation)
+    return counted(get_backend(toolkit).load(checkpoint, dataset, kind, generation))
 
 
 def load_translator(checkpoint: str | Path, data: str | Path | None = None,

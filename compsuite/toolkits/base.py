@@ -155,8 +155,7 @@ class Backend:
                             f"no line {bad[0] + 1}")
         out.parent.mkdir(parents=True, exist_ok=True)
         model = self.load(trained["checkpoint"], data, "translator", generation)
-        return decode_into(model, [sources[i] for i in lines], f"{split} ({len(lines)} lines)",
-                           f"translate {split}", out, show)
+        return decode_into(model, [sources[i] for i in lines], f"translate {split}", out, show)
 
     def checkpoints(self, run_dir: Path, kind: str | None = None) -> list[Checkpoint]:
         """The checkpoints a training saved on its way in ``run_dir`` (for a study that
@@ -264,19 +263,17 @@ def translate_split(backend: Backend, trained: dict, data: Dataset, text: Path, 
         model = backend.load(trained["checkpoint"], data, "translator", generation)
     if wrap is not None:
         model = wrap(model)
-    decode_into(model, sources, split, f"translate {split}", out, show)
+    decode_into(model, sources, f"translate {split}", out, show)
     return out
 
 
-def decode_into(model, sources: list[str], label: str, desc: str, out: Path,
-                show: bool) -> list[str]:
-    """``model``'s outputs for ``sources`` (told they are ``label``; a bar ``desc``),
+def decode_into(model, sources: list[str], desc: str, out: Path, show: bool) -> list[str]:
+    """``model``'s outputs for ``sources`` (one request, named ``desc``, as its bar),
     one line each (a newline in an output becomes a space), written atomically to
     ``out``; the model is closed afterwards."""
-    from compsuite.models.protocol import closing, name_inputs, translate
+    from compsuite.models.protocol import closing, translate
 
     with closing(model):
-        name_inputs(model, label)
         hyps = [h.replace("\n", " ") for h in translate(model, sources, desc, show=show)]
     with atomic_open(out) as fh:
         fh.writelines(h + "\n" for h in hyps)

@@ -147,9 +147,8 @@ class LexicalClassifier(ModelBase):
     part).  ``hash_bits``: None keeps every feature (``DictVectorizer``); a number
     hashes them into ``2**hash_bits`` columns (``FeatureHasher``), for training sets
     the size of SNLI + MNLI.  Inputs are NLI pairs (with parses) or feature dicts from
-    :func:`features`.  Fits the suite's Classifier protocol (``name``, ``calls``,
-    ``predict``; ``calls`` counts the successful ``predict`` and ``predict_proba``
-    calls); deterministic given ``seed``.
+    :func:`features`.  Fits the suite's model protocol (``name``, ``classify``);
+    deterministic given ``seed``.
     """
 
     capabilities = frozenset({"classify"})
@@ -170,7 +169,6 @@ class LexicalClassifier(ModelBase):
         self.grid = tuple(sorted(float(c) for c in grid))
         self.seed, self.max_iter, self.tol, self.hash_bits = seed, max_iter, tol, hash_bits
         self.name = name
-        self.calls = 0
         self.C: float | None = float(C) if C is not None else None
         self.held_out_loss: dict[float, float] = {}   # C -> held-out log-loss (rule only)
         self._vec = None
@@ -250,14 +248,11 @@ class LexicalClassifier(ModelBase):
 
     def predict_proba(self, inputs: Sequence) -> np.ndarray:
         """Probabilities, shape [len(inputs), 3], columns in :data:`LABELS` order."""
-        proba = self._proba(inputs)
-        self.calls += 1
-        return proba
+        return self._proba(inputs)
 
     def classify(self, inputs: Sequence) -> list[str]:
         """The most probable label of each input (ties: the first in :data:`LABELS`)."""
         proba = self._proba(inputs)
-        self.calls += 1
         return [LABELS[i] for i in proba.argmax(axis=1)]
 
     def features(self, inputs: Sequence):
@@ -291,7 +286,7 @@ class LexicalClassifier(ModelBase):
 
         if self._model is None:
             raise DataError(f"{self.name}: not trained: nothing to save to {path}")
-        state = {k: v for k, v in vars(self).items() if k != "calls"}
+        state = dict(vars(self))
         with atomic_open(path, "wb") as fh:
             joblib.dump({"format": "compsuite.nli_lexical", "version": FORMAT_VERSION,
                          "signature": self.signature(), "state": state}, fh)
@@ -315,7 +310,6 @@ class LexicalClassifier(ModelBase):
                             f"{FORMAT_VERSION}")
         obj = cls.__new__(cls)
         vars(obj).update(blob["state"])
-        obj.calls = 0
         return obj
 
 

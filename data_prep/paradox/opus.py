@@ -132,23 +132,9 @@ class CodecTranslator(ModelBase):
     def __init__(self, inner: Model, codec: Codec):
         self.inner, self.codec = inner, codec
         self.name = f"{inner.name}+moses-bpe"
-        self.calls = 0
-
-    @property
-    def batches(self) -> int:
-        return self.inner.batches
-
-    @property
-    def progress(self):
-        """The inner translator's (its batches move a bar: one sentence, one line)."""
-        return self.inner.progress
-
-    @progress.setter
-    def progress(self, value) -> None:
-        self.inner.progress = value
 
     def translate(self, sources: list[str]) -> list[str]:
-        self.calls += 1
+        # the inner translator's batches are this one's (one sentence, one line)
         return self.codec.decode(self.inner.translate(self.codec.encode(list(sources))))
 
     def close(self) -> None:

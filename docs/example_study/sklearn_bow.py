@@ -23,10 +23,8 @@ class BowClassifier(ModelBase):
         with open(checkpoint, "rb") as fh:
             self.vectoriser, self.model = pickle.load(fh)
         self.name = f"sklearn_bow:{checkpoint}"
-        self.calls = 0
 
     def classify(self, inputs: Sequence[str]) -> list[str]:
-        self.calls += 1
         return [str(y) for y in self.model.predict(self.vectoriser.transform(inputs))]
 
     def features(self, inputs: Sequence[str]):

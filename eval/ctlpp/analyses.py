@@ -41,15 +41,14 @@ def analyse(clf, raw, analyses: bool = True) -> dict:
     compatibility matrix and the representation similarities (None in place of those
     when the model has no representations to give: answers read from files, a program
     that does not answer ``features``)."""
-    from compsuite.models.protocol import Unavailable, name_inputs, require
+    from compsuite.models.protocol import Unavailable, ask, require
     from compsuite.foundation.io import read_aligned
     from compsuite.foundation.manifest import read_manifest
 
     out = {}
     for split in ("test_iid", "test_ood"):
         src, tgt = read_aligned(raw / f"{split}.src", raw / f"{split}.tgt")
-        name_inputs(clf, split)
-        out[split] = accuracy_by_length(src, clf.classify(src), tgt)
+        out[split] = accuracy_by_length(src, ask(clf, "classify", src, split), tgt)
     if analyses:
         m = read_manifest(raw)
         if m is None:
@@ -57,10 +56,8 @@ def analyse(clf, raw, analyses: bool = True) -> dict:
 
             raise DataError(f"{raw}: no manifest.json (the functions and symbols of the "
                             "task; generate the data with 'compsuite data ctlpp generate')")
-        name_inputs(clf, "compatibility")
         out["compatibility"] = compatibility_matrix(clf, m["functions"], m["symbols"],
                                                     m["groups"])
-        name_inputs(clf, "representations (section 4.1)")
         try:
             require(clf, "features", "representations (section 4.1)",
                     "it compares the model's representations")
@@ -100,7 +97,9 @@ def compatibility_matrix(classifier, functions: dict[str, list[str]], symbols: l
                 inputs.append(f"{g} {f} {x}")
                 targets.append(functions[g][symbols.index(mid)])
                 cells.append((group_of[f], group_of[g]))
-    preds = classifier.classify(inputs)
+    from compsuite.models.protocol import ask
+
+    preds = ask(classifier, "classify", inputs, "compatibility")
     by = accuracy_by(preds, targets, [f"{a}->{b}" for a, b in cells])
     names = list(groups)
     return {"groups": names,
@@ -117,13 +116,16 @@ def representation_similarity(classifier, functions: dict[str, list[str]],
     between groups."""
     import torch
 
+    from compsuite.models.protocol import ask
+
     order = [f for g in groups for f in groups[g]]
     group_of = {f: g for g, fs in groups.items() for f in fs}
     out = {"functions": order, "groups": {f: group_of[f] for f in order}, "per_symbol": {}}
     pair_sums: dict[str, list[float]] = {}
     for s in symbols:
         inputs = [f"{f} {symbols[functions[f].index(s)]}" for f in order]   # f(x) = s
-        feats = torch.nn.functional.normalize(classifier.features(inputs).float(), dim=-1)
+        feats = ask(classifier, "features", inputs, "representations (section 4.1)")
+        feats = torch.nn.functional.normalize(feats.float(), dim=-1)
         sim = (feats @ feats.T).tolist()
         out["per_symbol"][s] = sim
         for i, f in enumerate(order):

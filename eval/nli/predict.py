@@ -57,10 +57,9 @@ def predict_split(clf, raw: Path, split: str, run_dir: Path) -> tuple[list[str],
     else:
         names = [k for k in input_streams(inputs) if (raw / f"{split}.{k}").is_file()]
         cols = read_split(raw, split, extra=names)   # a missing one: pairs_of says so
-        from compsuite.models.protocol import name_inputs
+        from compsuite.models.protocol import ask
 
-        name_inputs(clf, split)
-        pred = clf.classify(pairs_of(raw, split, cols, inputs))
+        pred = ask(clf, "classify", pairs_of(raw, split, cols, inputs), split)
         with atomic_open(path) as fh:
             fh.writelines(f"{i}\t{p}\n" for i, p in zip(cols["pairid"], pred))
     return cols["label"], pred

@@ -60,12 +60,11 @@ def translate_cached(translator, inputs: list[str], path: Path) -> list[str]:
     evaluation does not translate again."""
     from compsuite.foundation.io import write_lines
 
-    from compsuite.models.protocol import name_inputs
+    from compsuite.models.protocol import ask
 
     hyps = stored(inputs, path)
     if hyps is None:
-        name_inputs(translator, path.stem)   # e.g. final-np_vp
-        hyps = translator.translate(list(inputs))
+        hyps = ask(translator, "translate", list(inputs), path.stem)   # e.g. final-np_vp
         write_lines(path, hyps)
     return hyps
 

@@ -117,7 +117,7 @@ def accuracy(ctx: "Context", spec: TestEntry) -> dict:
 @evaluation("consistency")
 def substitutivity(ctx: "Context", spec: TestEntry) -> dict:
     from compsuite.eval.metrics.consistency import consistency
-    from compsuite.models.protocol import name_inputs, progress
+    from compsuite.models.protocol import ask, progress
 
     raw = ctx.data.raw
     srcs, refs, cats = read_aligned(raw / "test.src", raw / "test.tgt", raw / "test.category")
@@ -125,10 +125,8 @@ def substitutivity(ctx: "Context", spec: TestEntry) -> dict:
     tr = ctx.load()
     with progress(tr, len(srcs) + len(twins), f"translate test and twins [{ctx.unit.path}]",
                   ctx.show):
-        name_inputs(tr, "test")
-        outs = tr.translate(srcs)
-        name_inputs(tr, "test_twin")
-        outs_twin = tr.translate(twins)
+        outs = ask(tr, "translate", srcs, "test")
+        outs_twin = ask(tr, "translate", twins, "test_twin")
     return {"consistency": consistency(outs, outs_twin, refs, cats).as_dict(),
             "accuracy": sequence_accuracy(outs, refs).accuracy,
             "accuracy_twin": sequence_accuracy(outs_twin, refs).accuracy,
@@ -139,9 +137,8 @@ def substitutivity(ctx: "Context", spec: TestEntry) -> dict:
 def distances_or_reason(translator, checkpoint: str) -> dict:
     """:func:`embedding_distances`, or why the model gives no embeddings (answers read
     from files; a program that does not answer ``embed``; a model without them)."""
-    from compsuite.models.protocol import Unavailable, name_inputs, require
+    from compsuite.models.protocol import Unavailable, require
 
-    name_inputs(translator, "embedding distances (Table 5)")
     try:
         require(translator, "embed", "embedding distances (Table 5)",
                 "it reads the model's embeddings")
@@ -187,7 +184,7 @@ def overgeneralisation(ctx: "Context", spec: TestEntry) -> dict:
 
 @evaluation("per_function")
 def per_function(ctx: "Context", spec: TestEntry) -> dict:
-    from compsuite.models.protocol import name_inputs, progress
+    from compsuite.models.protocol import ask, progress
 
     tr = ctx.load()
     raw = ctx.data.raw
@@ -196,8 +193,8 @@ def per_function(ctx: "Context", spec: TestEntry) -> dict:
     with progress(tr, sum(len(srcs) for srcs, _ in tests.values()),
                   f"translate each function's test [{ctx.unit.path}]", ctx.show):
         for fn, (srcs, refs) in tests.items():
-            name_inputs(tr, f"test_{fn}")
-            per[fn] = sequence_accuracy(tr.translate(srcs), refs).accuracy
+            per[fn] = sequence_accuracy(ask(tr, "translate", srcs, f"test_{fn}"),
+                                        refs).accuracy
     return {"per_function": per, "accuracy": sum(per.values()) / len(per),
             "n_per_function": len(srcs),
             "accuracy_signature": accuracy_signature(mean="over_functions").format()}

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from compsuite.foundation.errors import UserError
-from compsuite.models.protocol import TASKS, ModelBase, Unavailable
+from compsuite.models.protocol import TASKS, ModelBase, Unavailable, batch_done
 
 
 class CommandError(UserError, RuntimeError):
@@ -77,9 +77,8 @@ class CommandModel(ModelBase):
         self.timeout = timeout
         self.env = dict(env or {})
         self.cwd = cwd
-        self.calls = 0
-        self.batches = 0
-        self.progress = None
+        #: the requests sent since the program started (an error names one by its number)
+        self._sent = 0
         self._proc: subprocess.Popen | None = None
         self._stack: ExitStack | None = None
         self._lines: queue.Queue = queue.Queue()
@@ -91,12 +90,10 @@ class CommandModel(ModelBase):
     # ------------------------------------------------------------------ the protocol
     def translate(self, sources: Sequence[str]) -> list[str]:
         """One output string per source."""
-        self.calls += 1
         return [self._text(o, "translate") for o in self._run("translate", list(sources))]
 
     def classify(self, inputs: Sequence) -> list[str]:
         """The class of each input (a string, or a (premise, hypothesis) pair)."""
-        self.calls += 1
         return [self._text(o, "classify") for o in self._run("classify", _pairs(inputs))]
 
     def features(self, inputs: Sequence):
@@ -150,8 +147,7 @@ class CommandModel(ModelBase):
         for i in range(0, len(inputs), self.batch_size):
             chunk = inputs[i:i + self.batch_size]
             out += self._ask(task, chunk, i)
-            if self.progress is not None:
-                self.progress(len(chunk))
+            batch_done(len(chunk), batches=0)   # counted when it was sent
         return out
 
     def _ask(self, task: str, inputs: list, first: int = 0) -> list:
@@ -159,7 +155,8 @@ class CommandModel(ModelBase):
 
         check_stop()
         proc = self._started()
-        self.batches += 1
+        self._sent += 1
+        batch_done(None)
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         request = json.dumps({"task": task, "inputs": inputs}, ensure_ascii=False) + "\n"
         sent: list[BaseException | None] = []
@@ -189,7 +186,7 @@ class CommandModel(ModelBase):
             return raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise CommandError(
-                f"{self.name}: its answer to {task} request {self.batches} (inputs "
+                f"{self.name}: its answer to {task} request {self._sent} (inputs "
                 f"{first + 1}-{first + n} of this call) is not valid UTF-8 (byte "
                 f"0x{raw[e.start]:02x} at offset {e.start}: {e.reason}); the protocol's "
                 "lines are UTF-8 (in Python, sys.stdout.reconfigure(encoding='utf-8') "

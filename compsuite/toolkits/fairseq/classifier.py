@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from compsuite.foundation.errors import DataError
-from compsuite.models.protocol import ModelBase
+from compsuite.models.protocol import ModelBase, batch_done
 
 
 class FairseqClassifier(ModelBase):
@@ -29,11 +29,8 @@ class FairseqClassifier(ModelBase):
         self.batch_size = batch_size
         self.torch = torch
         self.name = f"fairseq:{checkpoint}"
-        self.calls = 0
+        #: the inputs' words outside the dictionary, so far (a result may report it)
         self.unknown_words = 0
-        #: None, or a callable told how many inputs each batch classified (a bar's update:
-        #: :func:`compsuite.models.protocol.progress`)
-        self.progress = None
 
     @property
     def pairs(self) -> bool:
@@ -72,7 +69,6 @@ class FairseqClassifier(ModelBase):
 
         if not self.pairs:
             raise DataError(f"{self.name}: predict_proba is for sentence-pair tasks")
-        self.calls += 1
         rows = []
         with self.torch.no_grad():
             for net in self._pair_batches(inputs):
@@ -96,15 +92,13 @@ class FairseqClassifier(ModelBase):
             self._done(len(chunk))
 
     def _done(self, n: int) -> None:
-        if self.progress is not None:
-            self.progress(n)
+        batch_done(n)
 
     def classify(self, inputs: Sequence) -> list[str]:
         names = self.task.class_names()
         if self.pairs:
             proba = self.predict_proba(inputs)
             return [names[i] for i in proba.argmax(-1).tolist()]
-        self.calls += 1
         out: list[str] = []
         with self.torch.no_grad():
             for tokens, lengths in self._batches(inputs):

@@ -36,14 +36,11 @@ class FairseqTranslator(ModelBase):
         cfg.batch_size, cfg.max_tokens = batch_size, None
         self.max_length, self.beam = max_length, beam
         self.name = f"fairseq:{checkpoint}"
-        self.calls = self.batches = 0
-        self.progress = None
         # inference_step(generator, models, sample, ...): the sample's sentences
-        count_batches(self, self.hub.task, "inference_step",
+        count_batches(self.hub.task, "inference_step",
                       size=lambda generator, models, sample, *a, **k: len(sample["id"]))
 
     def translate(self, sources: list[str]) -> list[str]:
-        self.calls += 1
         if not sources:
             return []
         tokens = [self.hub.encode(s) for s in sources]

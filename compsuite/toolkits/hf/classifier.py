@@ -59,11 +59,7 @@ class HFClassifier(ModelBase):
         self.limit = position_limit(self.model.config, self.tokenizer)
         self.name = f"hf:{checkpoint}"
         self.batcher = Batcher(batch_size, 32, self.device, self.name)
-        self.calls = self.batches = 0
-        #: None, or a callable told how many inputs each batch classified (a bar's update:
-        #: :func:`compsuite.models.protocol.progress`)
-        self.progress = None
-        count_batches(self, self, "_forward", size=lambda chunk, hidden=False: len(chunk))
+        count_batches(self, "_forward", size=lambda chunk, hidden=False: len(chunk))
 
     def _classes(self, checkpoint: Path) -> list[str]:
         n = self.model.config.num_labels
@@ -160,7 +156,6 @@ class HFClassifier(ModelBase):
         import numpy as np
         import torch
 
-        self.calls += 1
         rows = self._rows(inputs)
         return torch.stack(rows).softmax(-1).numpy() if rows else np.zeros((0, len(self.classes)))
 

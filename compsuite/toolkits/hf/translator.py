@@ -331,9 +331,7 @@ class HFTranslator(ModelBase):
                                    else None) or 256)
         self.limit = position_limit(self.model.config, self.tokenizer)
         self._noted = False
-        self.calls = self.batches = 0
-        self.progress = None
-        count_batches(self, self, "_generate", size=lambda ids: len(ids))
+        count_batches(self, "_generate", size=lambda ids: len(ids))
 
     @property
     def batch_size(self) -> int:
@@ -413,7 +411,6 @@ class HFTranslator(ModelBase):
         return text.strip()
 
     def translate(self, sources: list[str]) -> list[str]:
-        self.calls += 1
         ids = [prompt_ids(self.tokenizer, p, self.causal)   # as in training
                for p in self.prompts(sources)]
         self.check_lengths(sources, ids)   # before any batch is decoded

@@ -58,15 +58,12 @@ class OnmtTranslator(ModelBase):
         ArgumentParser.validate_translate_opts_dynamic(opt)
         self.engine = InferenceEnginePY(opt)
         self.name = f"onmt:{checkpoint}"
-        self.calls = self.batches = 0
-        self.progress = None
         self.engine.translator.report_score = False  # no "PRED SCORE" log line per call
         # translate_batch(batch, attn_debug): the batch's sources, [sentences, length, 1]
-        count_batches(self, self.engine.translator, "translate_batch",
+        count_batches(self.engine.translator, "translate_batch",
                       size=lambda batch, *a, **k: int(batch["src"].size(0)))
 
     def translate(self, sources: list[str]) -> list[str]:
-        self.calls += 1
         if not sources:
             return []
         _, preds = self.engine.infer_list(sources)
