@@ -180,28 +180,15 @@ def system_options(a) -> tuple[str | None, str | None]:
 
 def _runner(a, study=None):
     """The runner of ``compsuite run``/``report``; the decoding engine options
-    (``--engine`` ...) go over the profile's ``generation``."""
-    from dataclasses import replace
-
+    (``--engine`` ...) go over every unit's ``generation`` (``Decoding.over``)."""
     from compsuite.commands import engine_settings
-    from compsuite.models.decoding import ENGINE_KEYS, decoding
     from compsuite.runner import Runner
 
-    runner = Runner(study or _study(a), a.profile,
-                    data_root=Path(getattr(a, "data_root", "DATA")),
-                    runs_root=Path(a.runs_root), show=not getattr(a, "quiet", False),
-                    jobs=getattr(a, "jobs", None), threads=getattr(a, "threads", None))
-    settings = engine_settings(a)
-    if settings:
-        generation = {**runner.profile.generation, **settings}
-        if settings.get("engine") == "toolkit":   # CTranslate2's own settings go with it
-            generation = {k: v for k, v in generation.items()
-                          if k not in ENGINE_KEYS or k in settings}
-            generation.update({k: None for k in ENGINE_KEYS
-                               if k in runner.study.generation and k not in settings})
-        decoding({**runner.study.generation, **generation}, "options")  # with the YAML's
-        runner.profile = replace(runner.profile, generation=generation)
-    return runner
+    return Runner(study or _study(a), a.profile,
+                  data_root=Path(getattr(a, "data_root", "DATA")),
+                  runs_root=Path(a.runs_root), show=not getattr(a, "quiet", False),
+                  jobs=getattr(a, "jobs", None), threads=getattr(a, "threads", None),
+                  decoding=engine_settings(a))
 
 
 def cmd_run(a) -> int:
@@ -479,7 +466,7 @@ def add_system_arguments(r) -> None:
                         f"its folders, one plain folder name (default {DEFAULT_NAME})")
     from compsuite.commands import engine_arguments
 
-    engine_arguments(r)   # over the profile's generation (docs/fast_decoding.md)
+    engine_arguments(r)   # over every unit's generation (docs/fast_decoding.md)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,9 @@ from compsuite.foundation.errors import ConfigError
 
 #: seconds one batch of a program (``--model-cmd``) may take unless ``--model-timeout``
 MODEL_TIMEOUT = 600.0
+#: the most inputs a program (``--model-cmd``) gets in one request, and its batch size
+#: unless ``--batch-size``
+PROGRAM_BATCH = 256
 
 
 def model_arguments(p: argparse.ArgumentParser, folder: bool = False,
@@ -33,7 +36,8 @@ def model_arguments(p: argparse.ArgumentParser, folder: bool = False,
     program_arguments(which, p, "its one model stands for the checkpoints" if folder else
                       "e.g. \"python my_model.py\"")
     p.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
-    p.add_argument("--batch-size", type=positive_int, default=256)
+    p.add_argument("--batch-size", type=positive_int, default=None,
+                   help="inputs per batch (default: the model's own)")
     if engine:
         engine_arguments(p)
 
@@ -92,21 +96,22 @@ def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
 
         unused_engine(engine, "a program (--model-cmd)", "it answers by itself")
         env = {"COMPSUITE_DATA": str(Path(raw).resolve())} if raw is not None else None
-        return counted(CommandModel(a.model_cmd, batch_size=min(a.batch_size, 256),
+        return counted(CommandModel(a.model_cmd,
+                                    batch_size=min(a.batch_size or PROGRAM_BATCH, PROGRAM_BATCH),
                                     timeout=model_timeout(a), env=env))
     if getattr(a, "model_timeout", None) is not None:
         raise ConfigError("--model-timeout is the time a program may take: give it with "
                           "--model-cmd, or leave it out")
+    from compsuite.models.decoding import decoding
     from compsuite.toolkits import load_checkpoint
 
-    generation = {"batch_size": a.batch_size}
-    if kind == "translator":
-        if Path(a.checkpoint).is_dir():   # the hf backend's checkpoints are folders
-            unused_engine(engine, f"a Hugging Face model folder ({a.checkpoint})",
-                          "transformers decodes it")
-            engine = {}
-        generation.update(max_length=512, **engine)
-    return load_checkpoint(a.checkpoint, a.data, kind, **generation)
+    if kind == "translator" and Path(a.checkpoint).is_dir():   # an hf model folder
+        unused_engine(engine, f"a Hugging Face model folder ({a.checkpoint})",
+                      "transformers decodes it")
+        engine = {}
+    given = {} if a.batch_size is None else {"batch_size": a.batch_size}
+    return load_checkpoint(a.checkpoint, a.data, kind,
+                           generation=decoding({**given, **engine}, "options"))
 
 
 def model_timeout(a: argparse.Namespace) -> float:

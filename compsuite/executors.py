@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
@@ -67,14 +66,13 @@ def run_unit(spec: dict) -> str:
                             "it submits")
     runner = Runner(get_study(spec["study"]), spec["profile"],
                     data_root=Path(spec["data_root"]), runs_root=Path(spec["runs_root"]),
-                    show=False, jobs=1, threads=spec.get("threads"))
+                    show=False, jobs=1, threads=spec.get("threads"),
+                    decoding=spec.get("generation"))
     threads = runner.cpu_threads()
     if threads is not None:   # as a local run's: the training's and the evaluation's
         import torch
 
         torch.set_num_threads(threads)
-    if spec.get("generation"):
-        runner.profile = replace(runner.profile, generation=spec["generation"])
     by_path = {u.path: u for u in runner.study.plan(runner.profile, seeds=spec.get("seeds"),
                                                     runs=spec.get("runs"))}
     unit = by_path[spec["unit"]]

@@ -6,9 +6,10 @@ named by ``COMPSUITE_EXPERIMENTS``), and the module it names (``module:``, by de
 ``compsuite.studies.<study>``).  The YAML may ``include:`` shared files (their
 mappings are merged, the including file's values win); ``_base.yaml`` holds what
 every study shares.  This module reads the keys every study has (``runs``,
-``profiles``, ``architectures``, ``generation``, ``toolkit_defaults``); the study's
-module declares and validates its own keys.  Unknown keys are errors that name the
-file and the key.
+``profiles``, ``architectures``, ``generation``, ``toolkit_defaults``; the study's, a
+profile's and a run's ``generation`` as :class:`~compsuite.models.decoding.Decoding`,
+each over the one before); the study's module declares and validates its own keys.
+Unknown keys are errors that name the file and the key.
 
 Lookups of unknown names fail with the known names and the nearest match, in the
 manner of lm-evaluation-harness's registry.  Nothing here names a study.
@@ -39,7 +40,7 @@ STUDY_KEYS = frozenset({"study", "include", "module", "title", "paper", "config_
 PROFILE_KEYS = frozenset({"description", "seeds", "runs", "jobs", "threads", "generation",
                           "executor", "resources"})
 RUN_KEYS = frozenset({"architecture", "toolkit", "paper_setup", "config", "args", "profiles",
-                      "gpu", "resources"})
+                      "gpu", "resources", "generation"})
 
 
 def deep_merge(base: dict, over: dict) -> dict:
@@ -110,13 +111,15 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
         # a Slurm job's resources in each profile (compsuite/executors.py)
         resources = check_keys(spec.get("resources") or {}, profile_names, f"{at}.resources")
         resources = {p: check_resources(r, f"{at}.resources.{p}") for p, r in resources.items()}
+        # its decoding settings in a profile, over the profile's (checked below)
+        generation = check_keys(spec.get("generation") or {}, profile_names, f"{at}.generation")
+        generation = {p: decoding(g, f"{at}.generation.{p}") for p, g in generation.items()}
         runs.register(run_name, Run(run_name, arch, toolkit, bool(spec.get("paper_setup", False)),
                                     spec.get("config"), dict(spec.get("args") or {}),
                                     dict(overrides), dict(defaults.get(toolkit) or {}),
-                                    dict(gpu), where, resources))
+                                    dict(gpu), where, resources, generation))
     profiles: Registry[Profile] = Registry(f"profile of study '{name}'")
-    study_generation = raw.get("generation") or {}
-    decoding(study_generation, f"{where}: generation")
+    study_generation = decoding(raw.get("generation") or {}, f"{where}: generation")
     for prof_name, spec in raw["profiles"].items():
         at = f"{where}: profiles.{prof_name}"
         check_keys(spec, PROFILE_KEYS | set(profile_keys), at)
@@ -128,10 +131,10 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
         positive(jobs, f"{at}.jobs")
         threads = spec.get("threads", 1)
         positive(threads, f"{at}.threads")
-        generation = spec.get("generation") or {}
         # the decoding settings, checked once here (the study's under the profile's)
-        decoding(generation, f"{at}.generation")
-        decoding({**study_generation, **generation}, f"{at}.generation")
+        generation = study_generation.over(decoding(spec.get("generation") or {},
+                                                    f"{at}.generation"),
+                                           where=f"{at}.generation")
         executor = spec.get("executor")
         if executor is not None and executor not in EXECUTORS:
             raise ConfigError(f"{at}.executor: one of {', '.join(EXECUTORS)}, not "
@@ -140,13 +143,17 @@ def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
         options = {k: v for k, v in spec.items() if k not in PROFILE_KEYS}
         profiles.register(prof_name, Profile(prof_name, spec.get("description", ""),
                                              seed_list(spec.get("seeds", [1]), at),
-                                             list(prof_runs), jobs, options, dict(generation),
+                                             list(prof_runs), jobs, options, generation,
                                              executor=executor, resources=resources,
                                              threads=threads))
+    for _, run in runs.items():   # a run's settings over each profile's
+        for prof_name, own in run.generation.items():
+            profiles.get(prof_name).generation.over(
+                own, where=f"{where}: runs.{run.name}.generation.{prof_name}")
     return StudySpec(name, raw.get("title", name), raw.get("paper", ""),
                      int(raw.get("config_version", 1)),
                      module_of(raw, path), archs, runs, profiles,
-                     dict(study_generation), path, raw, bool(raw.get("run_all", True)))
+                     study_generation, path, raw, bool(raw.get("run_all", True)))
 
 
 # ----------------------------------------------------------------------------- studies

@@ -43,7 +43,7 @@ from compsuite.foundation.names import near
 from compsuite.locks import folder_lock
 from compsuite.processes import check_stop
 from compsuite.schema import positive
-from compsuite.studies.base import Context, Finished, Run, Study, Unit
+from compsuite.studies.base import Context, Finished, Run, Study, Unit, unit_decoding
 from compsuite.toolkits import get_backend
 
 
@@ -121,9 +121,14 @@ class Runner:
 
     def __init__(self, study: Study, profile: str, data_root: Path = Path("DATA"),
                  runs_root: Path = Path("runs"), show: bool = True, jobs: int | None = None,
-                 threads: int | None = None):
+                 threads: int | None = None, decoding: dict[str, Any] | None = None):
         self.study = study
         self.profile = study.profile(profile)
+        #: the command line's decoding settings (``--engine`` ...), over every unit's;
+        #: checked with each run's before any work
+        self.decoding = dict(decoding or {})
+        for name in self.profile.runs if self.decoding else ():
+            unit_decoding(self.profile, study.run(name), self.decoding)
         self.data_root = Path(data_root)
         self.runs_root = Path(runs_root)
         self.runs_dir = Path(runs_root) / study.name / self.profile.name
@@ -258,7 +263,8 @@ class Runner:
         return {"study": self.study.name, "profile": self.profile.name, "unit": unit.path,
                 "data_root": str(self.data_root.resolve()),
                 "runs_root": str(self.runs_root.resolve()),
-                "generation": dict(self.profile.generation), **self._selection,
+                "generation": self.decoding,   # the command line's; the YAML's are read again
+                **self._selection,
                 "threads": self.threads, "gpus": resources.gpus, "data": data}
 
     def dataset(self, unit: Unit) -> Dataset:
@@ -330,7 +336,7 @@ class Runner:
         deps = {p: self._finished[p] for p in unit.needs}
         wrap = self.wrap_model(unit) if self.wrap_model is not None else None
         ctx = Context(self.study, self.profile, unit, run, run_dir, data, checkpoint, model_data,
-                      trained, deps, self.show, wrap)
+                      trained, deps, self.show, wrap, self.decoding)
         evaluated = self.study.evaluate(ctx)
         return {**self.provenance(unit, run, data, checkpoint, trained), **evaluated}
 
@@ -351,7 +357,7 @@ class Runner:
                 # a model or program brought to the suite, evaluated as it is
                 "evaluate_only": bool(trained and trained.get("evaluate_only")),
                 "system": self.system(run),
-                "generation": {**self.study.generation, **self.profile.generation},
+                "generation": dict(unit_decoding(self.profile, run, self.decoding).given),
                 "config_version": self.study.config_version, "git": self._revision,
                 **unit.params}
 

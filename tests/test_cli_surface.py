@@ -216,12 +216,13 @@ def test_ctranslate2_with_a_program_or_a_model_folder_is_a_notice(tmp_path, plan
 
     loaded = []
     monkeypatch.setattr(toolkits, "load_checkpoint",
-                        lambda ck, data, kind, **generation: loaded.append(generation))
+                        lambda ck, data, kind, generation: loaded.append(generation))
     a = argparse.Namespace(checkpoint=str(tmp_path), data=None, batch_size=8, model_cmd=None,
                            model_timeout=None, engine="ctranslate2", compute_type="int8",
                            device=None)
     load_model_from_options(a)
-    assert loaded == [{"batch_size": 8, "max_length": 512}]
+    assert [(g.given, g.engine, g.max_length) for g in loaded] == [
+        ({"batch_size": 8}, "toolkit", 512)]
     assert "CTranslate2 cannot decode a Hugging Face model folder" in capsys.readouterr().err
     a = argparse.Namespace(**{**vars(a), "checkpoint": None, "model_cmd": "python m.py"})
     load_model_from_options(a)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from compsuite.models.protocol import BAR, counted
+from compsuite.models.decoding import Decoding
 from compsuite.toolkits.command.model import CommandError, CommandModel
 from compsuite.foundation.checkout import ROOT
 
@@ -189,7 +190,7 @@ def test_command_backend_run_settings_and_environment(tmp_path, monkeypatch):
     trained = backend.train(run, "tiny", data, tmp_path / "unit", 1)
     assert trained["evaluate_only"] and json.loads(Path(trained["checkpoint"]).read_text())[
         "timeout"] == 5
-    pred = backend.predict(trained, data, "test", {}, tmp_path / "unit", show=False)
+    pred = backend.predict(trained, data, "test", Decoding(), tmp_path / "unit", show=False)
     assert pred.hypotheses == pred.path.read_text().splitlines() == [str(data.raw.resolve())] * 2
     bad = Run("mine", "mine", "command", args={"command": "python ${NOT_SET_ANYWHERE}"},
               source="x.yaml")

@@ -8,7 +8,8 @@ import pytest
 
 from compsuite.models import ctranslate2 as cb
 from compsuite.foundation.errors import ConfigError, DataError, UserError
-from compsuite.studies.base import Run
+from compsuite.models.decoding import decoding
+from compsuite.studies.base import Run, unit_decoding
 from compsuite.toolkits import get_backend, load_translator
 
 from conftest import TINY_ONMT
@@ -44,7 +45,7 @@ def test_ctranslate2_gives_the_toolkit_outputs(toolkit, beam, transformers, tiny
     run_dir, info = transformers[toolkit]
     backend = get_backend(toolkit)
     generation = {**GENERATION, "beam": beam}
-    expected = backend.predict(info, tiny_data, "test", generation, tmp_path / "toolkit",
+    expected = backend.predict(info, tiny_data, "test", decoding(generation), tmp_path / "toolkit",
                                show=False)
     tr = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), batch_size=64,
                          beam=beam, **FAST)
@@ -52,7 +53,8 @@ def test_ctranslate2_gives_the_toolkit_outputs(toolkit, beam, transformers, tiny
     assert cb.fast(tr) == decodes_fast
     assert tr.translate(sources(tiny_data)) == expected.hypotheses
     (tmp_path / "fast").mkdir()
-    got = backend.predict(info, tiny_data, "test", {**generation, **FAST}, tmp_path / "fast",
+    got = backend.predict(info, tiny_data, "test", decoding({**generation, **FAST}),
+                          tmp_path / "fast",
                           show=False)
     assert (".ct2." in got.path.name) == decodes_fast
     assert got.hypotheses == expected.hypotheses
@@ -125,7 +127,8 @@ def test_int8_is_asked_for_and_labelled(transformers, tiny_data):
                          engine="ctranslate2", compute_type="int8")
     assert "compute:int8" in tr.signature and tr.name.startswith("ctranslate2-int8:")
     assert len(tr.translate(sources(tiny_data))) == len(sources(tiny_data))
-    assert cb.prediction_tag({"engine": "ctranslate2", "compute_type": "int8"}) == "ct2-int8"
+    assert cb.prediction_tag(decoding({"engine": "ctranslate2", "compute_type": "int8"})
+                             ) == "ct2-int8"
     default = load_translator(info["checkpoint"], tiny_data.folder("fairseq"), **FAST)
     assert "compute:float32|device:cpu" in default.signature
 
@@ -188,7 +191,7 @@ def test_a_profile_asks_for_the_engine(tmp_path):
 
     f = tmp_path / "pcfgset.yaml"
     f.write_text(_PCFG % ", generation: {engine: ctranslate2, compute_type: int8}")
-    assert load_study(f).profile("p").generation["engine"] == "ctranslate2"
+    assert load_study(f).profile("p").generation.engine == "ctranslate2"
     f.write_text(_PCFG % ", generation: {engine: ctranslate2, compute_type: float16}")
     with pytest.raises(ConfigError, match=r"profiles\.p\.generation\.compute_type: 'float16'"):
         load_study(f)
@@ -208,7 +211,8 @@ def test_sget_selection_is_the_same_with_either_engine(transformers, tiny_data, 
     for name, extra in (("toolkit", {}), ("fast", FAST)):
         copy = tmp_path / name
         shutil.copytree(run_dir, copy)
-        picked[name] = select_checkpoint(backend, copy, tiny_data, {**GENERATION, **extra},
+        picked[name] = select_checkpoint(backend, copy, tiny_data,
+                                         decoding({**GENERATION, **extra}),
                                          tiny_data.raw / "valid.tgt")
         preds = sorted(p.name for p in (copy / "selection").rglob("pred-valid*.txt"))
         assert preds == (["pred-valid.ct2.txt"] * 2 if extra else ["pred-valid.txt"] * 2)
@@ -223,15 +227,17 @@ def test_some_lines_decode_as_the_whole_split_does(engine, transformers, tiny_da
     either engine; kept and read back."""
     run_dir, info = transformers["onmt"]
     backend = get_backend("onmt")
-    whole = backend.predict(info, tiny_data, "test", {**GENERATION, **engine}, tmp_path,
+    whole = backend.predict(info, tiny_data, "test", decoding({**GENERATION, **engine}), tmp_path,
                             show=False).hypotheses
     lines = [len(whole) - 1, 0, 3, 7]
     out = tmp_path / "sample" / "pred-test.sample4.txt"
-    got = backend.predict_lines(info, tiny_data, "test", lines, {**GENERATION, **engine}, out)
+    got = backend.predict_lines(info, tiny_data, "test", lines, decoding({**GENERATION, **engine}),
+                                out)
     assert got == [whole[i] for i in lines]
     assert out.read_text().splitlines() == got
     with pytest.raises(DataError, match=r"test\.src: \d+ lines, no line"):
-        backend.predict_lines(info, tiny_data, "test", [10 ** 6], GENERATION, tmp_path / "x")
+        backend.predict_lines(info, tiny_data, "test", [10 ** 6], decoding(GENERATION),
+                              tmp_path / "x")
 
 
 def test_run_takes_the_engine_over_the_profile():
@@ -244,10 +250,11 @@ def test_run_takes_the_engine_over_the_profile():
     a = p.parse_args(["run", "pcfgset", "--profile", "tiny", "--engine", "ctranslate2",
                       "--compute-type", "int8"])
     runner = _runner(a)
-    assert runner.profile.generation["engine"] == "ctranslate2"
-    assert runner.profile.generation["compute_type"] == "int8"
-    assert "engine" not in _runner(p.parse_args(["run", "pcfgset", "--profile", "tiny"])
-                                   ).profile.generation
+    settings = unit_decoding(runner.profile, runner.study.run("transformer-fairseq"),
+                             runner.decoding)
+    assert (settings.engine, settings.compute_type) == ("ctranslate2", "int8")
+    assert "engine" not in unit_decoding(runner.profile, runner.study.run("transformer-fairseq")
+                                         ).given
     with pytest.raises(ConfigError, match="compute_type and device are CTranslate2's"):
         _runner(p.parse_args(["run", "pcfgset", "--profile", "tiny", "--device", "cuda"]))
 
@@ -291,14 +298,13 @@ def test_shipped_profiles_decode_transformers_with_ctranslate2_where_it_is_exact
     toolkit."""
     from types import SimpleNamespace
 
-    from compsuite.models.decoding import decoding
     from compsuite.registry import load_study
 
     data = SimpleNamespace(folder=lambda name: Path("fairseq-bin"))   # not read
     for study in ("pcfgset", "paradox", "sget", "ctlpp", "nli"):
         st = load_study(Path("compsuite/experiments") / f"{study}.yaml")
         for profile in ("paper", "quick", "tiny"):
-            settings = decoding({**st.generation, **st.profile(profile).generation})
+            settings = st.profile(profile).generation
             expected = FAST_BY_DEFAULT.get((study, profile), set())
             assert settings.fast == bool(expected), (study, profile)
             if not settings.fast:
@@ -314,7 +320,7 @@ def test_shipped_profiles_decode_transformers_with_ctranslate2_where_it_is_exact
             assert decoded == expected, (study, profile)
     sget_paper = load_study(Path("compsuite/experiments/sget.yaml")).profile("paper")
     assert get_backend("onmt").conversion(None).why_not_decoding(
-        sget_paper.generation["beam"]) is not None
+        sget_paper.generation.beam) is not None
 
 
 def test_engine_toolkit_turns_the_profile_default_off():
@@ -323,10 +329,14 @@ def test_engine_toolkit_turns_the_profile_default_off():
     from compsuite.cli import _runner, build_parser
 
     p = build_parser()
-    quick = _runner(p.parse_args(["run", "paradox", "--profile", "quick"])).profile.generation
-    assert quick["engine"] == "ctranslate2" and quick["device"] == "auto"
+    quick = _runner(p.parse_args(["run", "paradox", "--profile", "quick"]))
+    run = quick.study.run("transformer-fairseq")
+    on = unit_decoding(quick.profile, run, quick.decoding)
+    assert on.engine == "ctranslate2" and on.device == "auto"
     off = _runner(p.parse_args(["run", "paradox", "--profile", "quick", "--engine", "toolkit"]))
-    assert off.profile.generation == {"engine": "toolkit"}
+    assert off.decoding == {"engine": "toolkit"}
+    assert unit_decoding(off.profile, run, off.decoding).given == {
+        "beam": 5, "batch_size": 128, "max_length": 200, "engine": "toolkit"}
     with pytest.raises(ConfigError, match="compute_type and device are CTranslate2's"):
         _runner(p.parse_args(["run", "paradox", "--profile", "quick", "--engine", "toolkit",
                               "--device", "cpu"]))

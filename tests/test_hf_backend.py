@@ -13,6 +13,7 @@ pytest.importorskip("peft")
 from compsuite.foundation.dataset import Dataset  # noqa: E402
 from compsuite.foundation.errors import ConfigError  # noqa: E402
 from compsuite.models.protocol import counted  # noqa: E402
+from compsuite.models.decoding import Decoding, decoding  # noqa: E402
 from compsuite.studies.base import Run  # noqa: E402
 from compsuite.toolkits import get_backend  # noqa: E402
 from compsuite.toolkits.hf.train import Examples
@@ -79,14 +80,14 @@ def test_lora_checkpoints_hold_the_adapter_only_and_reload(trained):
 
     weights = load_file(ckpt / "adapter_model.safetensors")
     assert any("lora_B" in k and float(v.abs().max()) > 0 for k, v in weights.items())
-    t = backend.load(ckpt, data, "translator", {"batch_size": 4})
+    t = backend.load(ckpt, data, "translator", decoding({"batch_size": 4}))
     out = t.translate(["Emma saw Liam.", "Mia found Noah."])
     assert len(out) == 2 and all(isinstance(o, str) for o in out)
 
 
 def test_full_training_learns_the_pairs_and_cuts_prompt_and_answer(trained):
     data, _, _, full = trained
-    t = get_backend("hf").load(full["checkpoint"], data, "translator", {"batch_size": 5})
+    t = get_backend("hf").load(full["checkpoint"], data, "translator", decoding({"batch_size": 5}))
     src, ref = zip(*pairs())
     hyps = t.translate(list(src))
     # the answer alone: no prompt, no end-of-sentence token, no text after the stop
@@ -99,10 +100,10 @@ def test_batched_generation_equals_one_at_a_time(trained):
     data, _, _, full = trained
     backend = get_backend("hf")
     src = [s for s, _ in pairs()][:11]
-    t = counted(backend.load(full["checkpoint"], data, "translator", {"batch_size": 4}))
+    t = counted(backend.load(full["checkpoint"], data, "translator", decoding({"batch_size": 4})))
     batched = t.translate(src)
     assert (t.calls, t.batches) == (1, 3)
-    one = counted(backend.load(full["checkpoint"], data, "translator", {"batch_size": 1}))
+    one = counted(backend.load(full["checkpoint"], data, "translator", decoding({"batch_size": 1})))
     assert [one.translate([s])[0] for s in src] == batched
     assert one.batches == len(src)
 
@@ -110,10 +111,11 @@ def test_batched_generation_equals_one_at_a_time(trained):
 def test_predict_writes_one_line_per_source_and_returns_the_predictions(trained, tmp_path):
     data, _, _, full = trained
     backend = get_backend("hf")
-    preds = backend.predict(full, data, "test", {"batch_size": 4}, tmp_path, show=False)
+    preds = backend.predict(full, data, "test", decoding({"batch_size": 4}), tmp_path, show=False)
     lines = preds.path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 6 and preds.hypotheses == lines and len(preds.references) == 6
-    again = backend.predict(full, data, "test", {}, tmp_path, show=False)   # kept, read back
+    # kept, read back
+    again = backend.predict(full, data, "test", Decoding(), tmp_path, show=False)
     assert again.path == preds.path and again.hypotheses == preds.hypotheses
 
 
@@ -240,7 +242,7 @@ def test_seq2seq_stand_in_trains_and_translates(tmp_path):
     backend = get_backend("hf")
     done = backend.train(r, "tiny", data, tmp_path / "run", 1, show=False)
     assert [c.at for c in backend.checkpoints(tmp_path / "run")] == [2]
-    t = counted(backend.load(done["checkpoint"], data, "translator", {"batch_size": 3}))
+    t = counted(backend.load(done["checkpoint"], data, "translator", decoding({"batch_size": 3})))
     out = t.translate(["Emma saw Liam.", "Mia found Noah.", "Noah saw Mia.", "Liam saw Mia."])
     assert len(out) == 4 and t.batches == 2
 
@@ -366,8 +368,8 @@ def test_a_gpt2_is_held_to_its_positions(tmp_path):
 
     folder = tiny_gpt2(tmp_path / "gpt2", 24)
     backend = get_backend("hf")
-    t = counted(backend.load(folder, None, "translator", {"max_new_tokens": 256,
-                                                          "batch_size": 4}))
+    t = counted(backend.load(folder, None, "translator",
+                             decoding({"max_new_tokens": 256, "batch_size": 4})))
     long = " ".join(WORDS * 3)
     with pytest.raises(DataError, match=r"gpt2: input 2 of 3 \('a man sees .*'\) is \d+ tokens "
                                         r"with its prompt, leaving no position .* at most 24 "
@@ -386,7 +388,8 @@ def test_a_gpt2_is_held_to_its_positions(tmp_path):
     src = ["a man", "a man sees the dog and the cat", "the dog"]
     batched = t.translate(src)
     assert asked and all(width + new <= 24 for width, new in asked)
-    one = backend.load(folder, None, "translator", {"max_new_tokens": 256, "batch_size": 1})
+    one = backend.load(folder, None, "translator",
+                       decoding({"max_new_tokens": 256, "batch_size": 1}))
     assert [one.translate([s])[0] for s in src] == batched
 
 
@@ -501,13 +504,14 @@ def test_adapters_swap_on_one_loaded_base(trained, monkeypatch):
                         lambda *a, **k: loads.append(a[0]) or real(*a, **k))
     monkeypatch.setattr(SharedBase, "_kept", None)
     src = [s for s, _ in pairs()][:7] + LONGER
-    swapped = [backend.load(c, data, "translator", {"batch_size": 4}).translate(src)
+    swapped = [backend.load(c, data, "translator", decoding({"batch_size": 4})).translate(src)
                for c in ckpts]
     assert len(loads) == 1 and len(SharedBase._kept.adapters) == 2
     fresh = []
     for c in ckpts:
         SharedBase._kept = None
-        fresh.append(backend.load(c, data, "translator", {"batch_size": 4}).translate(src))
+        fresh.append(backend.load(c, data, "translator",
+                                  decoding({"batch_size": 4})).translate(src))
     assert len(loads) == 3 and fresh == swapped
 
 
@@ -523,16 +527,17 @@ def test_selection_on_a_sample_decodes_its_lines_as_in_full(trained, tmp_path):
     backend = get_backend("hf")
     lines = sample_lines(6, 3, seed=1)
     for ckpt in [c.path for c in backend.checkpoints(root / "lora", "step")]:
-        whole = backend.predict({"checkpoint": str(ckpt)}, data, "valid", {"batch_size": 4},
+        settings = decoding({"batch_size": 4})
+        whole = backend.predict({"checkpoint": str(ckpt)}, data, "valid", settings,
                                 tmp_path / ckpt.name, show=False).hypotheses
         assert backend.predict_lines({"checkpoint": str(ckpt)}, data, "valid", lines,
-                                     {"batch_size": 4}, tmp_path / "s" / ckpt.name) == [
+                                     settings, tmp_path / "s" / ckpt.name) == [
             whole[i] for i in lines]
     run_dir = tmp_path / "run"
     shutil.copytree(root / "lora", run_dir)
     shutil.rmtree(run_dir / "selection", ignore_errors=True)
     (run_dir / "selection.json").unlink(missing_ok=True)
-    sel = select_checkpoint(backend, run_dir, data, {"batch_size": 4},
+    sel = select_checkpoint(backend, run_dir, data, decoding({"batch_size": 4}),
                             data.text / "valid.tgt", sample=3, finalists=1)
     assert set(sel["sample"]["by_step"]) == {"2", "4"} and sel["sample"]["n"] == 3
     assert set(sel["by_step"]) <= {"2", "4"} and str(sel["best_step"]) in sel["by_step"]
@@ -567,7 +572,7 @@ def test_generation_stops_once_the_answer_holds_a_stop(trained):
     from compsuite.toolkits.hf.translator import StopAtAnswerEnd, prompt_ids
 
     _, _, _, full = trained
-    t = get_backend("hf").load(full["checkpoint"], None, "translator", {})
+    t = get_backend("hf").load(full["checkpoint"], None, "translator", Decoding())
     tok = t.tokenizer
     prompt = prompt_ids(tok, PROMPT.format(input="Emma saw Liam."), True)
     assert "\n" in tok.decode(prompt)
@@ -592,10 +597,10 @@ def test_answer_room_comes_from_the_data_unless_set(trained, tmp_path):
     data, _, _, full = trained
     backend = get_backend("hf")
     refs = (data.text / "valid.tgt").read_text(encoding="utf-8").splitlines()
-    t = backend.load(full["checkpoint"], data, "translator", {})
+    t = backend.load(full["checkpoint"], data, "translator", Decoding())
     assert t.max_new_tokens == 24                   # the run's own max_new_tokens
     assert backend.load(full["checkpoint"], data, "translator",
-                        {"max_new_tokens": 7}).max_new_tokens == 7
+                        decoding({"max_new_tokens": 7})).max_new_tokens == 7
     longest = max(len(t.tokenizer(r, add_special_tokens=False)["input_ids"]) for r in refs)
     assert answer_room(t.tokenizer, refs) == longest + 16
     assert answer_room(t.tokenizer, ["x " * 200]) > 200 * 5 // 4 - 1
@@ -603,5 +608,5 @@ def test_answer_room_comes_from_the_data_unless_set(trained, tmp_path):
     unset = shutil.copytree(full["checkpoint"], tmp_path / "unset")
     meta = json.loads((unset / META).read_text())
     (unset / META).write_text(json.dumps({**meta, "max_new_tokens": None}))
-    assert backend.load(unset, data, "translator", {}).max_new_tokens == longest + 16
-    assert backend.load(unset, None, "translator", {}).max_new_tokens == 256
+    assert backend.load(unset, data, "translator", Decoding()).max_new_tokens == longest + 16
+    assert backend.load(unset, None, "translator", Decoding()).max_new_tokens == 256

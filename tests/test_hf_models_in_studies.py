@@ -17,6 +17,7 @@ from conftest import edited_study  # noqa: E402
 from compsuite.foundation.dataset import Dataset  # noqa: E402
 from compsuite.foundation.errors import ConfigError, DataError  # noqa: E402
 from compsuite.models.protocol import counted  # noqa: E402
+from compsuite.models.decoding import decoding  # noqa: E402
 from compsuite.registry import get_study  # noqa: E402
 from compsuite.studies.base import Run  # noqa: E402
 from compsuite.toolkits import get_backend  # noqa: E402
@@ -313,7 +314,7 @@ def test_an_evaluate_only_classifier_run_loads_with_its_labels(classifier, tmp_p
     done = backend.train(r, "tiny", Dataset(tmp_path), tmp_path / "run", 1, show=False)
     assert done["evaluate_only"] and done["kind"] == "classifier"   # from the config
     assert backend.checkpoints(tmp_path / "run") == []
-    clf = counted(backend.load(done["checkpoint"], None, "classifier", {"batch_size": 4}))
+    clf = counted(backend.load(done["checkpoint"], None, "classifier", decoding({"batch_size": 4})))
     assert clf.classes == ["yes", "maybe", "no"]
     assert set(clf.classify(PAIRS)) <= {"yes", "maybe", "no"} and clf.batches == 2
     with pytest.raises(DataError, match="a sequence-classification model, not a translator"):
@@ -354,9 +355,10 @@ def test_an_evaluate_only_causal_run_prompts_as_its_settings_say(tmp_path):
     backend = get_backend("hf")
     assert backend.write_data(data) == plain(data) == data.raw
     done = backend.train(r, "tiny", data, tmp_path / "run", 1, show=False)
-    t = backend.load(done["checkpoint"], data, "translator", {"batch_size": 8, "beam": 2})
+    t = backend.load(done["checkpoint"], data, "translator",
+                     decoding({"batch_size": 8, "beam": 2}))
     assert t.prompts(["a"]) == ["Q: a A:"] and t.meta["stop"] == ["h"] and t.beam == 2
-    pred = backend.predict(done, data, "test", {"batch_size": 8}, tmp_path / "run")
+    pred = backend.predict(done, data, "test", decoding({"batch_size": 8}), tmp_path / "run")
     assert len(pred.path.read_text().splitlines()) == 2 == len(pred.hypotheses)
     assert pred.references == (data.raw / "test.tgt").read_text().splitlines()
 
@@ -486,8 +488,8 @@ def test_a_classifier_batches_by_length_and_keeps_the_inputs_order(classifier):
 
     from compsuite.toolkits import get_backend
 
-    batched = get_backend("hf").load(classifier, None, "classifier", {"batch_size": 3})
-    alone = get_backend("hf").load(classifier, None, "classifier", {"batch_size": 1})
+    batched = get_backend("hf").load(classifier, None, "classifier", decoding({"batch_size": 3}))
+    alone = get_backend("hf").load(classifier, None, "classifier", decoding({"batch_size": 1}))
     for inputs in (["a man", "the cat sleeps now near the dog", "a dog", "the cat runs"],
                    [*PAIRS, ("a man", "the cat sleeps now near the dog and a man")]):
         proba = batched.predict_proba(inputs)
@@ -495,4 +497,4 @@ def test_a_classifier_batches_by_length_and_keeps_the_inputs_order(classifier):
                            atol=1e-5)
         assert batched.classify(inputs) == [alone.classify([x])[0] for x in inputs]
     assert get_backend("hf").load(classifier, None, "classifier",
-                                  {"batch_size": "auto"}).batch_size == 32
+                                  decoding({"batch_size": "auto"})).batch_size == 32

@@ -58,8 +58,8 @@ def test_paper_decoding_seeds_and_checkpoints():
     """scripts/translate_data.sh: fairseq-generate --beam 5 --batch-size 256 (max length
     fairseq's default 0 * src + 200); overgeneralisation/evaluate.py: five seeds and ten
     epochs per size (tiny/small/all in the repository = small/medium/full)."""
-    gen = {**STUDY.generation, **STUDY.profile("paper").generation}
-    assert gen["beam"] == 5 and gen["batch_size"] == 256 and gen["max_length"] == 200
+    gen = STUDY.profile("paper").generation
+    assert gen.beam == 5 and gen.batch_size == 256 and gen.max_length == 200
     paper = STUDY.profile("paper")
     assert paper.seeds == [1, 2, 3, 4, 5]
     data = paper.settings.data

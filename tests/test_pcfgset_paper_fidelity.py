@@ -123,9 +123,9 @@ def test_paper_profile_scores_the_best_onmt_checkpoint_and_decodes_as_the_author
     assert PAPER.settings.onmt_checkpoint == "select_model_py"
     for name in ("quick", "tiny"):
         assert STUDY.profile(name).settings.onmt_checkpoint == "last"
-    gen = {**STUDY.generation, **PAPER.generation}
+    gen = PAPER.generation
     # OpenNMT-py 2018 translate defaults (opts.py:532, 536); fairseq --beam 5
-    assert gen["beam"] == 5 and gen["max_length"] == 100
+    assert gen.beam == 5 and gen.max_length == 100
 
 
 # ----------------------------------------------------------------------- ConvS2S (fairseq)
@@ -315,7 +315,7 @@ def test_paper_decoding_has_the_2018_length_penalty(tmp_path):
     from compsuite.toolkits.onmt.translator import length_penalty_args
     from compsuite.foundation.errors import ConfigError
 
-    assert PAPER.generation["length_penalty"] == "none"
+    assert PAPER.generation.length_penalty == "none"
     assert length_penalty_args("none") == ["-length_penalty", "none"]
     assert length_penalty_args(None) == []
     with pytest.raises(ConfigError, match="generation.length_penalty must be one of"):
@@ -339,7 +339,7 @@ def test_onmt_translate_is_told_the_length_penalty(tmp_path, monkeypatch):
     data.raw.mkdir(parents=True)
     for side in ("src", "tgt"):
         (data.raw / f"test.{side}").write_text("x\n")
-    generation = {**STUDY.generation, **PAPER.generation}
+    generation = PAPER.generation
     (tmp_path / "m.pt").write_bytes(b"")   # not read: CTranslate2 leaves a beam to OpenNMT-py
     get_backend("onmt").predict({"checkpoint": str(tmp_path / "m.pt")}, data, "test",
                                 generation, tmp_path, show=False)

@@ -50,11 +50,12 @@ def test_study_defaults_come_from_yaml_includes():
     """_base.yaml gives every study its generation settings and fairseq logging; the
     study file adds its own toolkit defaults (the fairseq task) and may override."""
     pcfg, ctl = get_study("pcfgset"), get_study("ctlpp")
-    assert pcfg.generation == {"beam": 1, "batch_size": 256, "max_length": 1024}
+    assert pcfg.generation.given == {"beam": 1, "batch_size": 256, "max_length": 1024}
     # a profile's generation goes over the study's (the scaled-down data is short)
-    assert pcfg.profile("quick").generation == {"max_length": 100, "engine": "ctranslate2",
-                                                "device": "auto"}
-    assert ctl.generation["batch_size"] == 512 and ctl.generation["beam"] == 1
+    assert pcfg.profile("quick").generation.given == {
+        "beam": 1, "batch_size": 256, "max_length": 100, "engine": "ctranslate2",
+        "device": "auto"}
+    assert ctl.generation.batch_size == 512 and ctl.generation.beam == 1
     assert pcfg.run("convs2s-fairseq").defaults == {
         "log_format": "simple", "log_interval": 50, "task": "translation_seq_acc",
         "eval_accuracy": True, "best_checkpoint_metric": "seq_acc",

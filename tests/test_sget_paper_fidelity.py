@@ -15,6 +15,7 @@ from conftest import edited_study
 
 from compsuite.foundation.errors import ConfigError
 from compsuite.registry import get_study
+from compsuite.studies.base import unit_decoding
 
 STUDY = get_study("sget")
 
@@ -95,28 +96,26 @@ def test_the_learning_rate_is_halved_from_update_50000_as_theirs(run_name, tmp_p
 
 
 def unit(profile: str, run: str) -> SimpleNamespace:
-    """What the runner's Context gives the study: the profile, the run, the study's
-    and profile's ``generation``."""
+    """What the runner's Context gives the study: the profile, the run, the unit's
+    decoding settings (the study's, the profile's, the run's)."""
     p = STUDY.profile(profile)
     return SimpleNamespace(profile=p, run=STUDY.run(run),
-                           generation={**STUDY.generation, **p.generation})
+                           decoding=unit_decoding(p, STUDY.run(run)))
 
 
 def test_paper_decoding_is_the_authors():
     """translate_{transformer,lstm}.sh: onmt_translate with its default beam (5) and
     max_length (250), -batch_size 128; translate.py: Llama 2 greedy."""
     for run in ("transformer-onmt", "lstm-onmt"):
-        ctx = unit("paper", run)
-        g = STUDY.unit_generation(ctx)
-        assert (g["beam"], g["max_length"], g["batch_size"]) == (5, 250, 128), run
-    ctx = unit("paper", "llama2-hf")   # greedy, batches sized to the device
-    assert (STUDY.unit_generation(ctx)["beam"], STUDY.unit_generation(ctx)["batch_size"]) \
-        == (1, "auto")
-    # the scaled-down profiles decode greedily, as before
+        g = unit("paper", run).decoding
+        assert (g.beam, g.max_length, g.batch_size) == (5, 250, 128), run
+    g = unit("paper", "llama2-hf").decoding   # greedy, batches sized to the device
+    assert (g.beam, g.batch_size) == (1, "auto")
+    # the scaled-down profiles decode greedily, as before, in the study's batches
     for profile in ("quick", "tiny"):
         for run in STUDY.profile(profile).runs:
-            ctx = unit(profile, run)
-            assert STUDY.unit_generation(ctx)["beam"] == 1, (profile, run)
+            g = unit(profile, run).decoding
+            assert (g.beam, g.batch_size) == (1, 128), (profile, run)
 
 
 def test_beam_search_options_are_onmt_translates_defaults_of_3_4_3():
@@ -154,7 +153,7 @@ def test_onmt_translate_is_called_with_the_paper_decoding(tmp_path, monkeypatch)
     for side in ("src", "tgt"):
         (data.raw / f"test.{side}").write_text("x\n")
     onmt.BACKEND.predict({"checkpoint": "model_step_1000.pt"}, data, "test",
-                         STUDY.unit_generation(ctx), tmp_path / "out", show=False)
+                         ctx.decoding, tmp_path / "out", show=False)
     cmd = seen[0]
     assert [cmd[cmd.index(k) + 1] for k in ("-beam_size", "-max_length", "-batch_size")] == [
         "5", "250", "128"]
@@ -169,7 +168,7 @@ def test_evaluate_decodes_each_run_with_its_own_settings(tmp_path, monkeypatch):
     used = []
 
     def fake_select(backend, run_dir, data, generation, refs, **kw):
-        used.append(("valid", generation["beam"]))
+        used.append(("valid", generation.beam))
         return {"checkpoint": "ck", "best_step": 1}
 
     class Backend:
@@ -177,7 +176,7 @@ def test_evaluate_decodes_each_run_with_its_own_settings(tmp_path, monkeypatch):
             return True
 
         def predict(self, trained, data, split, generation, out_dir, show=True, wrap=None):
-            used.append((split, generation["beam"]))
+            used.append((split, generation.beam))
             return SimpleNamespace(path=tmp_path / f"{split}.txt")
 
     monkeypatch.setattr(selection, "select_checkpoint", fake_select)
@@ -189,27 +188,25 @@ def test_evaluate_decodes_each_run_with_its_own_settings(tmp_path, monkeypatch):
                             run_dir=tmp_path / run, trained={}, show=False, checkpoint=None)
         ctx.predict = lambda split, trained, generation, out_dir, b=ctx.backend: b.predict(
             trained, ctx.data, split, generation, out_dir)
-        result = STUDY.evaluate(ctx)
+        STUDY.evaluate(ctx)
         assert used == [("valid", beam), ("test", beam), ("gen", beam)]
-        assert result["generation"]["beam"] == beam
 
 
-def test_generation_by_run_names_known_runs(tmp_path):
-    from compsuite.studies.sget import RunDecoding
-
+def test_a_runs_generation_names_known_profiles(tmp_path):
+    """``runs.<run>.generation`` (a key every study has) is keyed by profile, and its
+    settings are checked alone and over the profile's."""
     def edit(r):
-        r["profiles"]["paper"]["generation_by_run"] = {"llama-hf": {"beam": 1}}
+        r["runs"]["llama2-hf"]["generation"] = {"papr": {"beam": 1}}
 
-    with pytest.raises(ConfigError, match=r"profiles\.paper\.generation_by_run: unknown "
-                                          r"run 'llama-hf'"):
+    with pytest.raises(ConfigError, match=r"runs\.llama2-hf\.generation: unknown key "
+                                          r"'papr'.*did you mean 'paper'"):
         edited_study(tmp_path, "sget", edit)
 
     def bad_beam(r):
-        r["profiles"]["paper"]["generation_by_run"] = {"llama2-hf": {"beam": 0}}
+        r["runs"]["llama2-hf"]["generation"] = {"paper": {"beam": 0}}
 
-    with pytest.raises(ConfigError, match="beam"):
+    with pytest.raises(ConfigError, match=r"runs\.llama2-hf\.generation\.paper\.beam"):
         edited_study(tmp_path, "sget", bad_beam)
-    assert RunDecoding(beam=1).settings() == {"beam": 1}
 
 
 # ----------------------------------------------------------------------------- Llama 2

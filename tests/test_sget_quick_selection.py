@@ -41,7 +41,7 @@ def test_a_sample_and_finalists_choose_what_the_whole_set_chose(tmp_path):
     study = get_study("sget")
     profile = study.profile("quick")
     data = study.prepare("main", 1, profile, data_root, show=False)
-    generation = {**study.generation, **profile.generation}
+    generation = profile.generation
     checked = 0
     for run_dir in run_dirs:
         result = json.loads((run_dir / "result.json").read_text())

@@ -10,6 +10,7 @@ import pytest
 from compsuite.eval.metrics.accuracy import accuracy_with_breakdown
 from compsuite.eval.pcfgset.evaluations import structure_features
 from compsuite.foundation.errors import ToolkitError
+from compsuite.models.decoding import Decoding, decoding
 from compsuite.studies.base import Run
 from compsuite.toolkits import get_backend
 
@@ -19,7 +20,8 @@ GENERATION = {"beam": 1, "batch_size": 64}
 
 
 def _predict(toolkit, info, data, run_dir, split="test", beam=1):
-    return get_backend(toolkit).predict(info, data, split, {**GENERATION, "beam": beam},
+    return get_backend(toolkit).predict(info, data, split,
+                                        decoding({**GENERATION, "beam": beam}),
                                         run_dir / f"beam{beam}" if beam != 1 else run_dir,
                                         show=False)
 
@@ -155,9 +157,9 @@ def test_fairseq_generate_shows_a_bar_over_the_sentences(tiny_runs, tiny_data, t
     to the split's size; the output file is the same as without it."""
     run, run_dir, info = tiny_runs["fairseq"]
     backend = get_backend("fairseq")
-    quiet = backend.predict(info, tiny_data, "valid", {"beam": 1}, tmp_path / "q", show=False)
+    quiet = backend.predict(info, tiny_data, "valid", Decoding(), tmp_path / "q", show=False)
     assert capsys.readouterr().err == ""
-    shown = backend.predict(info, tiny_data, "valid", {"beam": 1}, tmp_path / "s", show=True)
+    shown = backend.predict(info, tiny_data, "valid", Decoding(), tmp_path / "s", show=True)
     err = capsys.readouterr().err
     assert "fairseq-generate valid" in err and "100/100" in err
     assert shown.path.read_text() == quiet.path.read_text()

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from compsuite.foundation.errors import UserError
-from compsuite.models.decoding import Decoding, decoding
+from compsuite.models.decoding import Decoding
 from compsuite.models.protocol import ModelBase, batch_done, unmetered
 
 CACHE_SUFFIX = ".ct2"
@@ -148,6 +148,8 @@ class CT2Translator(ModelBase):
     decoding stops at the cap alike in both engines (the same tokens)."""
 
     capabilities = frozenset({"translate", "embed"})
+    #: sentences per batch where the decoding settings give none
+    BATCH_SIZE = 256
 
     def __init__(self, folder: Path, conversion: Conversion, settings: Decoding, *, name: str,
                  threads: int | None = None,
@@ -160,7 +162,7 @@ class CT2Translator(ModelBase):
             str(folder), device=device(settings), compute_type=compute,
             intra_threads=threads or torch.get_num_threads(), inter_threads=1)
         self.toolkit, self.settings = conversion.toolkit, settings
-        self.batch_size, self.max_length = settings.batch(256), settings.max_length
+        self.batch_size, self.max_length = settings.batch(self.BATCH_SIZE), settings.max_length
         self.beam = settings.beam
         self.options = decoding_options(self.beam, self.max_length,
                                         conversion.min_decoding_length)
@@ -243,12 +245,11 @@ def check_device(settings: Decoding) -> None:
                         f"of {', '.join(COMPUTE_TYPES[found])}")
 
 
-def load(conversion: Conversion | None, checkpoint: Path, generation: Decoding | dict,
+def load(conversion: Conversion | None, checkpoint: Path, settings: Decoding,
          toolkit_loader: Callable[[], object]):
     """A translator of ``checkpoint`` (a file that exists) by the engine the decoding
     settings ask for: CTranslate2's (:func:`translator`) where it can decode the model
     as its toolkit does, else the toolkit's own (``toolkit_loader()``)."""
-    settings = decoding(generation)
     if not settings.fast:
         return toolkit_loader()
     fast_model = translator(conversion, checkpoint, settings, toolkit_loader)
@@ -291,8 +292,8 @@ def fast(model) -> bool:
     return isinstance(getattr(model, "wrapped", model), CT2Translator)
 
 
-def prediction_tag(generation: Decoding | dict) -> str:
+def prediction_tag(settings: Decoding) -> str:
     """What a prediction file decoded by CTranslate2 is named with (``ct2``, or
     ``ct2-int8`` ...): files of another engine or precision are never reused."""
-    compute = compute_type(decoding(generation))
+    compute = compute_type(settings)
     return "ct2" if compute == "float32" else f"ct2-{compute}"

@@ -1,27 +1,33 @@
-"""How a model decodes: one typed class for the decoding settings that a study's and a
-profile's ``generation`` hold, an eval command's options give, and every translator and
-backend reads.
+"""How a model decodes: one typed class for the decoding settings that a study's, a
+profile's and a run's ``generation`` hold, an eval command's options give, and every
+translator and backend reads.
 
 :func:`decoding` reads a mapping (a YAML's ``generation``, a command's options) into
 :class:`Decoding` with :func:`compsuite.schema.check`: an unknown key, a value of the
 wrong type or a combination that cannot work is a ConfigError naming the file and the
 key, once, where the settings are read; everything downstream reads typed attributes.
-A key left out takes the default below; ``batch_size`` left out is each model's own
-(a toolkit's translator 256, a classifier 512, a Hugging Face model 32).  ``batch_size:
-auto`` sizes a Hugging Face model's batches to its device (the largest that fits, found
-by halving on out-of-memory: :mod:`compsuite.toolkits.hf.batching`); the toolkits'
-own commands and CTranslate2 take their default for it.
+A key left out takes the default below; ``batch_size`` left out is each model's own,
+its class's ``BATCH_SIZE`` (a toolkit's translator 256, a classifier 512, a Hugging
+Face model 32).  ``batch_size: auto`` sizes a Hugging Face model's batches to its
+device (the largest that fits, found by halving on out-of-memory:
+:mod:`compsuite.toolkits.hf.batching`); the toolkits' own commands and CTranslate2 take
+their default for it.
 
-Results record the settings as given (``generation`` in result.json: the keys the study
-and the profile set), so a result says what was asked, not what defaults filled in.
+Settings come in layers, each over the one before: the study's ``generation``, the
+profile's, the run's (``runs.<run>.generation.<profile>``), the command line's
+(``--engine`` ...).  :meth:`Decoding.over` is the one merge: a key given later wins, and
+``engine: toolkit`` drops the CTranslate2 keys given under it.  A :class:`Decoding`
+keeps the keys as given beside the settings (:attr:`Decoding.given`): results record
+those (``generation`` in result.json), so a result says what was asked, not what
+defaults filled in.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Mapping
 
 from compsuite.foundation.errors import ConfigError
-from compsuite.schema import PositiveInt, check
+from compsuite.schema import PositiveInt, check, check_keys
 
 ENGINES = ("toolkit", "ctranslate2")
 #: ``auto``: CTranslate2 decodes on a CUDA GPU where it finds one, else on the CPU
@@ -55,7 +61,9 @@ class Decoding:
     ``device`` (``cpu``, ``cuda``, or ``auto``: a GPU where CTranslate2 finds one, else
     the CPU; default cpu); ``merge``: a Hugging Face LoRA
     adapter decodes merged into a copy of its base's weights (false: over the base
-    unmerged, the memory of one model)."""
+    unmerged, the memory of one model); ``given``: the keys as given, in the order
+    given (what a result records; not a setting, and not compared): for settings built
+    directly, those that differ from the defaults."""
 
     beam: PositiveInt = 1
     batch_size: PositiveInt | Literal["auto"] | None = None
@@ -66,6 +74,13 @@ class Decoding:
     compute_type: str | None = None
     device: str | None = None
     merge: bool = True
+    given: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.given is None:
+            object.__setattr__(self, "given", {
+                f.name: getattr(self, f.name) for f in fields(self)
+                if f.name in SETTINGS and getattr(self, f.name) != f.default})
 
     def check(self, where: str) -> None:
         """What involves several keys, or wants the engine's own wording."""
@@ -101,8 +116,26 @@ class Decoding:
 
     def toolkit(self) -> Decoding:
         """These settings with the toolkit as the engine (CTranslate2's left out)."""
-        return replace(self, engine="toolkit", compute_type=None, device=None)
+        return self.over({"engine": "toolkit"})
 
+    def over(self, *layers: Decoding | Mapping[str, Any] | None,
+             where: str = "generation") -> Decoding:
+        """These settings with each of ``layers`` on top, in order (the study's, the
+        profile's, the run's, the command line's): a key given later wins, and a layer
+        that gives ``engine: toolkit`` drops the CTranslate2 keys (``compute_type``,
+        ``device``) given under it.  The merged keys are checked (a ConfigError naming
+        ``where``) and kept as :attr:`given`."""
+        given = dict(self.given)
+        for layer in layers:
+            keys = dict(layer.given if isinstance(layer, Decoding) else layer or {})
+            if keys.get("engine") == "toolkit":
+                given = {k: v for k, v in given.items() if k not in ENGINE_KEYS}
+            given.update(keys)
+        return decoding(given, where)
+
+
+#: the keys of a ``generation`` (every field of :class:`Decoding` but ``given``)
+SETTINGS = tuple(f.name for f in fields(Decoding) if f.name != "given")
 
 
 def decoding(value: Decoding | Mapping[str, Any] | None,
@@ -114,4 +147,9 @@ def decoding(value: Decoding | Mapping[str, Any] | None,
     if value is not None and not isinstance(value, Mapping):
         raise ConfigError(f"{where}: expected a mapping of decoding settings "
                           f"(beam, batch_size, max_length), got {value!r}")
-    return check(Decoding, dict(value or {}), where)
+    given = dict(value or {})
+    check_keys(given, SETTINGS, where)
+    settings = check(Decoding, given, where)
+    object.__setattr__(settings, "given", given)
+    return settings
+

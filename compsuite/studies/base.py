@@ -34,7 +34,7 @@ from typing import Any, Callable
 from compsuite import schema
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.names import Registry
-from compsuite.models.decoding import Decoding, decoding
+from compsuite.models.decoding import Decoding
 from compsuite.models.protocol import Model
 from compsuite.toolkits import Backend, get_backend
 
@@ -48,7 +48,9 @@ class Run:
     over the base file ``config``); ``profiles``: profile -> overrides (a mapping, or
     an OpenNMT-py YAML file); ``defaults``: the study's ``toolkit_defaults`` for this
     toolkit, applied first; ``gpu``: options added last when training on a GPU (e.g.
-    OpenNMT-py's ``model_dtype: fp16``), so one config serves CPU and GPU users."""
+    OpenNMT-py's ``model_dtype: fp16``), so one config serves CPU and GPU users;
+    ``generation``: profile -> the run's decoding settings there, over the profile's
+    (e.g. a model decoded greedily where the profile's others use a beam)."""
 
     name: str
     architecture: str
@@ -64,6 +66,7 @@ class Run:
     #: profile -> what each of its units' Slurm jobs asks for (``gpus``, ``cpus``,
     #: ``mem_gb``, ``time_min``, ``partition``: compsuite/executors.py)
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    generation: dict[str, Decoding] = field(default_factory=dict)
 
 
 @dataclass
@@ -77,8 +80,9 @@ class Profile:
     runs: list[str]
     jobs: int = 1
     options: dict[str, Any] = field(default_factory=dict)
-    #: decoding settings over the study's ``generation`` (e.g. a shorter max_length)
-    generation: dict[str, Any] = field(default_factory=dict)
+    #: its decoding settings: the study's ``generation``, the profile's on top (e.g. a
+    #: shorter max_length)
+    generation: Decoding = field(default_factory=Decoding)
     #: ``options`` read into the study's ``profile_schema`` (a dataclass instance; set
     #: by ``Study.validate``)
     settings: Any = None
@@ -105,7 +109,7 @@ class StudySpec:
     architectures: dict[str, dict]
     runs: Registry[Run]
     profiles: Registry[Profile]
-    generation: dict[str, Any]
+    generation: Decoding
     source: Path
     raw: dict[str, Any]
     run_all: bool = True
@@ -154,7 +158,7 @@ class Study:
         return self.spec.architectures
 
     @property
-    def generation(self) -> dict:
+    def generation(self) -> Decoding:
         return self.spec.generation
 
     @property
@@ -312,21 +316,22 @@ class Context:
     #: what every model of this unit is wrapped in before it is asked (``compsuite
     #: export`` records what it is asked, ``score`` replays answers), or None
     wrap: Callable[[Model], Model] | None = None
+    #: the command line's decoding settings (``--engine`` ...), over the unit's
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def backend(self) -> Backend:
         return get_backend(self.run.toolkit)
 
     @property
-    def generation(self) -> dict:
-        """Decoding settings as given: the study's ``generation``, the profile's on top
-        (what a result records)."""
-        return {**self.study.generation, **self.profile.generation}
+    def decoding(self) -> Decoding:
+        """The unit's decoding settings (:func:`unit_decoding`)."""
+        return unit_decoding(self.profile, self.run, self.options)
 
     @property
-    def decoding(self) -> Decoding:
-        """:attr:`generation` as typed settings (checked when the YAML was read)."""
-        return decoding(self.generation)
+    def generation(self) -> dict:
+        """:attr:`decoding`'s keys as given (what a result records)."""
+        return dict(self.decoding.given)
 
     def load(self, checkpoint: str | Path | None = None, data: Dataset | None = None,
              kind: str = "translator"):
@@ -341,12 +346,20 @@ class Context:
         return counted(model if self.wrap is None else self.wrap(model), str(self.unit.path))
 
     def predict(self, split: str, trained: dict | None = None,
-                generation: dict | None = None, out_dir: Path | None = None):
+                generation: Decoding | None = None, out_dir: Path | None = None):
         """The run's :class:`~compsuite.models.predictions.Predictions` on ``split`` of
         this unit's data, by its backend (``trained``: another checkpoint of the run;
         ``out_dir``: where they are kept, by default the unit's folder)."""
         return self.backend.predict(trained if trained is not None else self.trained,
                                     self.data, split,
-                                    generation if generation is not None else self.generation,
+                                    generation if generation is not None else self.decoding,
                                     out_dir if out_dir is not None else self.run_dir,
                                     show=self.show, wrap=self.wrap)
+
+
+def unit_decoding(profile: Profile, run: Run, options: dict[str, Any] | None = None
+                  ) -> Decoding:
+    """A unit's decoding settings: the study's and the profile's (``profile.generation``),
+    the run's in that profile, then the command line's ``options`` (``--engine`` ...)."""
+    return profile.generation.over(run.generation.get(profile.name), options,
+                                   where="options")

@@ -21,11 +21,12 @@ profile has (declared by :class:`Options`):
   keeps them; ``sample: N`` (with ``finalists: K``, default 3, and ``seed``) scores
   every checkpoint on N development lines first and only the K best in full
   (:mod:`compsuite.eval.sget.selection`).  An evaluate-only run (a model brought as it is: an hf run with ``train:
-  false``, a command run) has one model: it is scored without a selection;
-* ``generation_by_run`` (run -> :class:`RunDecoding`): a run's own decoding over the
-  profile's ``generation``, for checkpoint selection and the test and generalisation
-  sets alike (the paper profile: the authors decoded their OpenNMT-py models with
-  ``onmt_translate``'s beam of 5 and Llama 2 greedily).
+  false``, a command run) has one model: it is scored without a selection.
+
+A run's own decoding in a profile (``runs.<run>.generation.<profile>``, a key every
+study has) serves checkpoint selection and the test and generalisation sets alike (the
+paper profile: the authors decoded their OpenNMT-py models with ``onmt_translate``'s
+beam of 5 and Llama 2 greedily).
 
 Units: ``<part>/<run>/seed<S>``.  Data (:mod:`compsuite.data_prep.sget.dataset`):
 ``DATA/sget/<part>/<size>/seed<D>/`` with ``text/`` (the generator's ``{split}.txt``,
@@ -38,7 +39,7 @@ Evaluation: :mod:`compsuite.eval.sget` (checkpoint selection, scoring, the repor
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -84,24 +85,12 @@ class Selection:
 
 
 @dataclass
-class RunDecoding:
-    """One run's decoding settings over the profile's ``generation`` (those given)."""
-    beam: PositiveInt | None = None
-    max_length: PositiveInt | None = None
-    batch_size: PositiveInt | Literal["auto"] | None = None
-
-    def settings(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v is not None}
-
-
-@dataclass
 class Options:
     """The keys an SGET profile adds.  ``parts`` absent, empty or null: ``main`` alone
     (a part given as null: the profile's runs and seeds)."""
     data: Data = field(default_factory=Data)
     parts: dict[str, Part | None] | None = None
     selection: Selection = field(default_factory=Selection)
-    generation_by_run: dict[str, RunDecoding] = field(default_factory=dict)
 
     def __post_init__(self):
         self.parts = {p: spec or Part() for p, spec in (self.parts or {"main": None}).items()}
@@ -140,16 +129,6 @@ class SGET(Study):
                     raise ConfigError(f"{at}: '{r}' is not an evaluate-only run, and its "
                                       f"toolkit ({toolkit}) saves no checkpoints by step "
                                       "(SGET selects one of those the training saves)")
-        for r in profile.settings.generation_by_run:
-            if r not in self.runs:
-                raise ConfigError(f"{join(where, 'generation_by_run')}: unknown run "
-                                  f"'{r}'{near(r, self.runs)}")
-
-    def unit_generation(self, ctx: Context) -> dict:
-        """The unit's decoding settings: the study's and the profile's ``generation``
-        (``ctx.generation``), the run's ``generation_by_run`` entry on top."""
-        own = ctx.profile.settings.generation_by_run.get(ctx.run.name)
-        return {**ctx.generation, **(own.settings() if own else {})}
 
     # ------------------------------------------------------------------ units
     def parts(self, profile: Profile) -> dict[str, str]:
@@ -187,7 +166,7 @@ class SGET(Study):
         from compsuite.eval.sget.selection import select_checkpoint
 
         text = encoded_text(ctx.data.root)
-        generation = self.unit_generation(ctx)
+        generation = ctx.decoding
         if ctx.backend.trains(ctx.run):
             how = ctx.profile.settings.selection
             sel = select_checkpoint(ctx.backend, ctx.run_dir, ctx.data, generation,
@@ -207,7 +186,7 @@ class SGET(Study):
                                         cache_dir=ctx.data.root / "partial_cache",
                                         show=ctx.show)
         return {"checkpoint": sel["checkpoint"], "checkpoint_selection": sel,
-                "generation": generation, "predictions": str(out_dir), "splits": splits,
+                "predictions": str(out_dir), "splits": splits,
                 "stand_in": (ctx.trained or {}).get("stand_in")}
 
     def findings(self, profile: Profile) -> list:

@@ -30,6 +30,7 @@ from typing import Callable, Sequence
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import DataError, RegistryError
 from compsuite.foundation.names import near
+from compsuite.models.decoding import Decoding, decoding
 from compsuite.models.protocol import Model, counted
 from compsuite.toolkits.checkpoints import checkpoint_toolkit, existing
 
@@ -76,12 +77,13 @@ def get_backend(name: str) -> Backend:
 
 # ----------------------------------------------------------------------------- models in the loop
 def load_checkpoint(checkpoint: str | Path, data: str | Path | None = None,
-                    kind: str = "translator", toolkit: str | None = None, **generation):
+                    kind: str = "translator", toolkit: str | None = None,
+                    generation: Decoding = Decoding()):
     """A checkpoint of any toolkit as a translator or a classifier, by the backend of
     the toolkit that wrote it (``toolkit`` to say which), counting what it is asked
     (:class:`~compsuite.models.protocol.Counting`).  ``data``: the folder in that
     toolkit's format the model was trained on (fairseq: its dictionaries);
-    ``generation``: ``batch_size``, ``max_length``, ``beam``."""
+    ``generation``: the decoding settings (each left out: the model's own)."""
     if Path(checkpoint).is_dir():  # the hf backend's checkpoints are folders
         toolkit = toolkit or "hf"
     else:
@@ -93,23 +95,29 @@ def load_checkpoint(checkpoint: str | Path, data: str | Path | None = None,
 
 
 def load_translator(checkpoint: str | Path, data: str | Path | None = None,
-                    batch_size: int = 256, max_length: int = 512,
-                    toolkit: str | None = None, beam: int = 1, **engine) -> Model:
+                    batch_size: int | None = None, max_length: int | None = None,
+                    toolkit: str | None = None, beam: int | None = None,
+                    **engine) -> Model:
     """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
     folder (its dictionaries) for fairseq checkpoints; unused for OpenNMT-py, whose
-    checkpoints carry their vocabularies.  ``beam``: 1 (greedy, the default) or the beam
-    size.  ``engine``: the decoding engine's settings (``engine``, ``compute_type``,
-    ``device``: see :mod:`compsuite.models.ctranslate2`)."""
-    return load_checkpoint(checkpoint, data, "translator", toolkit, batch_size=batch_size,
-                           max_length=max_length, beam=beam,
-                           **{k: v for k, v in engine.items() if v is not None})
+    checkpoints carry their vocabularies.  The decoding settings (:class:`Decoding`;
+    each left out or None: its default, the batch size the model's own):
+    ``batch_size``, ``max_length``, ``beam`` (1, greedy, by default) and the decoding
+    engine's (``engine``, ``compute_type``, ``device``: see
+    :mod:`compsuite.models.ctranslate2`)."""
+    given = {"batch_size": batch_size, "max_length": max_length, "beam": beam, **engine}
+    return load_checkpoint(checkpoint, data, "translator", toolkit, decoding(
+        {k: v for k, v in given.items() if v is not None}, "options"))
 
 
 def load_classifier(checkpoint: str | Path, data: str | Path | None = None,
-                    batch_size: int = 512, toolkit: str | None = None) -> Model:
+                    batch_size: int | None = None, toolkit: str | None = None) -> Model:
     """Load a checkpoint with the right backend.  ``data``: the fairseq-binarised
-    folder (its dictionaries) for fairseq checkpoints."""
-    return load_checkpoint(checkpoint, data, "classifier", toolkit, batch_size=batch_size)
+    folder (its dictionaries) for fairseq checkpoints; ``batch_size``: by default the
+    model's own."""
+    given = {} if batch_size is None else {"batch_size": batch_size}
+    return load_checkpoint(checkpoint, data, "classifier", toolkit,
+                           decoding(given, "options"))
 
 
 # ----------------------------------------------------------------------------- checkpoints

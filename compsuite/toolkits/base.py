@@ -38,7 +38,7 @@ from typing import Any, Sequence
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
 from compsuite.foundation.io import atomic_open, write_text
-from compsuite.models.decoding import Decoding, decoding
+from compsuite.models.decoding import Decoding
 from compsuite.models.predictions import Predictions, read_plain
 from compsuite.processes import child
 
@@ -113,7 +113,7 @@ class Backend:
               show: bool = True) -> dict:
         raise NotImplementedError
 
-    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding,
                 run_dir: Path, show: bool = True, wrap=None) -> Predictions:
         raise NotImplementedError
 
@@ -132,7 +132,7 @@ class Backend:
         return model_text(data)
 
     def predict_lines(self, trained: dict, data: Dataset, split: str, lines: Sequence[int],
-                      generation: Decoding | dict, out: Path, show: bool = False) -> list[str]:
+                      generation: Decoding, out: Path, show: bool = False) -> list[str]:
         """The outputs of ``trained``'s model for the lines ``lines`` (0-based, in that
         order) of ``split``'s sources (:meth:`source_text`), as :meth:`predict` writes
         its outputs; kept in ``out``, one per line, and read back when it holds them.
@@ -184,7 +184,7 @@ class Backend:
         return {s: s for s in splits}
 
     def load(self, checkpoint: str | Path, data: Dataset | None, kind: str = "translator",
-             generation: Decoding | dict | None = None):
+             generation: Decoding = Decoding()):
         raise NotImplementedError
 
     def conversion(self, data: Dataset | None):
@@ -210,17 +210,16 @@ class Backend:
         return translate_split(self, trained, data, text, split, generation, run_dir, show,
                                model=model, name=out.name, wrap=wrap)
 
-    def fast_translator(self, trained: dict, data: Dataset, generation: Decoding | dict):
+    def fast_translator(self, trained: dict, data: Dataset, generation: Decoding):
         """CTranslate2's translator of ``trained``'s checkpoint, to predict a split with;
         None where CTranslate2 cannot decode it as the toolkit does (a notice said why):
         the toolkit's own command then predicts."""
         from compsuite.models import ctranslate2
         from compsuite.toolkits.checkpoints import existing
 
-        settings = decoding(generation)
         return ctranslate2.translator(
-            self.conversion(data), existing(trained["checkpoint"]), settings,
-            lambda: self.load(trained["checkpoint"], data, "translator", settings.toolkit()))
+            self.conversion(data), existing(trained["checkpoint"]), generation,
+            lambda: self.load(trained["checkpoint"], data, "translator", generation.toolkit()))
 
     def _unsupported(self, kind: str):
         return ConfigError(f"the {self.name} backend cannot load a model as a {kind}")
@@ -240,14 +239,14 @@ class TextModelBackend(Backend):
     def saved_checkpoints(self, folder: Path) -> list[Checkpoint]:
         return []
 
-    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding,
                 run_dir: Path, show: bool = True, wrap=None) -> Predictions:
         return predict_split(self, trained, data, model_text(data), split, generation,
                              run_dir, show, wrap=wrap)
 
 
 def translate_split(backend: Backend, trained: dict, data: Dataset, text: Path, split: str,
-                    generation: Decoding | dict, run_dir: Path, show: bool = True, model=None,
+                    generation: Decoding, run_dir: Path, show: bool = True, model=None,
                     name: str | None = None, wrap=None) -> Path:
     """``run_dir/pred-{split}.txt`` (or ``name``): the backend's translator (or
     ``model``, loaded already; ``wrap``: what it is wrapped in first, see
@@ -281,7 +280,7 @@ def decode_into(model, sources: list[str], desc: str, out: Path, show: bool) -> 
 
 
 def predict_split(backend: Backend, trained: dict, data: Dataset, text: Path, split: str,
-                  generation: Decoding | dict, run_dir: Path, show: bool = True, model=None,
+                  generation: Decoding, run_dir: Path, show: bool = True, model=None,
                   name: str | None = None, fmt: str = "plain", wrap=None) -> Predictions:
     """:func:`translate_split`'s outputs beside ``text/{split}.tgt`` and ``.src``."""
     out = translate_split(backend, trained, data, text, split, generation, run_dir, show,

@@ -36,12 +36,12 @@ def sample_lines(n: int, size: int, seed: int) -> list[int]:
     return sorted(random.Random(seed).sample(range(n), size))
 
 
-def select_checkpoint(backend, run_dir: Path, data, generation: dict, dev_refs: Path, *,
+def select_checkpoint(backend, run_dir: Path, data, generation, dev_refs: Path, *,
                       keep: str = "all", sample: int | None = None, finalists: int = 3,
                       seed: int = 1, show: bool = False) -> dict:
     """The checkpoint of ``run_dir`` whose development translations (``backend``'s own
-    command on ``data``'s ``valid`` split, with the decoding settings ``generation``)
-    best match ``dev_refs`` exactly.  Scores are stored in ``selection.json`` as they
+    command on ``data``'s ``valid`` split, with the decoding settings ``generation``, a
+    :class:`~compsuite.models.decoding.Decoding`) best match ``dev_refs`` exactly.  Scores are stored in ``selection.json`` as they
     come (stored ones are not computed again); ties go to the earliest step.
     ``sample``: score every checkpoint on that many development lines first (drawn with
     ``seed``; ``backend.predict_lines``), then only the ``finalists`` best of them (and

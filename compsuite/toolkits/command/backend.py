@@ -35,6 +35,7 @@ from compsuite.foundation.checkout import ROOT
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import atomic_open
+from compsuite.models.decoding import Decoding
 from compsuite.schema import check, positive, within
 from compsuite.toolkits.base import TextModelBackend, merge
 
@@ -117,7 +118,7 @@ class CommandBackend(TextModelBackend):
                 "command": s.command, "wall_s": 0.0, "threads": threads}
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
-             generation: dict | None = None):
+             generation: Decoding = Decoding()):
         from compsuite.toolkits.command.model import CommandModel
 
         if kind not in ("translator", "classifier"):

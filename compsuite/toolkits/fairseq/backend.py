@@ -39,7 +39,7 @@ from compsuite.foundation.checkout import ROOT
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open
-from compsuite.models.decoding import Decoding, decoding
+from compsuite.models.decoding import Decoding
 from compsuite.processes import set_aside_incomplete
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
                                      in_order, merge, run_to_file, run_with_progress,
@@ -166,11 +166,10 @@ class FairseqBackend(Backend):
     def source_text(self, data: Dataset) -> Path:
         return data.raw   # the text the binarised data was made from
 
-    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding,
                 run_dir: Path, show: bool = True, wrap=None):
         from compsuite.toolkits.fairseq.predictions import read_fairseq_generate
 
-        generation = decoding(generation)
         if generation.fast:
             preds = self.predict_fast(trained, data, split, generation, run_dir, show, wrap)
             if preds is not None:
@@ -183,13 +182,15 @@ class FairseqBackend(Backend):
     def generate(self, trained: dict, data: Dataset, split: str, generation: Decoding,
                  out: Path, show: bool) -> None:
         """``fairseq-generate`` on the split, its output into ``out``."""
+        from compsuite.toolkits.fairseq.translator import FairseqTranslator
+
         task = trained.get("args", {}).get("task", "translation")
         cmd = toolkit_command("fairseq-generate") + [
             str(data.folder(self.name)), "--user-dir", str(USER_DIR), "--task", task,
             "--path", trained["checkpoint"],
             "--gen-subset", fairseq_subsets(data.splits).get(split, split),
             "--beam", str(generation.beam),
-            "--batch-size", str(generation.batch(256)),
+            "--batch-size", str(generation.batch(FairseqTranslator.BATCH_SIZE)),
             "--max-len-a", "0", "--max-len-b", str(generation.max_length),
         ]
         if not cuda_available():
@@ -233,18 +234,17 @@ class FairseqBackend(Backend):
         return FairseqConversion(data.folder(self.name))
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
-             generation: Decoding | dict | None = None):
-        generation = decoding(generation)
+             generation: Decoding = Decoding()):
         if data is None:
             raise ConfigError("a fairseq checkpoint needs --data (the fairseq-bin folder with "
                               "its dictionaries)")
         folder = data.folder(self.name)
-        batch = generation.batch(256)
         if kind == "translator":
             from compsuite.models import ctranslate2
             from compsuite.toolkits.checkpoints import existing
             from compsuite.toolkits.fairseq.translator import FairseqTranslator
 
+            batch = generation.batch(FairseqTranslator.BATCH_SIZE)
             return ctranslate2.load(self.conversion(data), existing(checkpoint), generation,
                                     lambda: FairseqTranslator(
                                         Path(checkpoint), folder, batch,
@@ -253,7 +253,8 @@ class FairseqBackend(Backend):
         if kind == "classifier":
             from compsuite.toolkits.fairseq.classifier import FairseqClassifier
 
-            return FairseqClassifier(checkpoint, folder, batch)
+            return FairseqClassifier(checkpoint, folder,
+                                     generation.batch(FairseqClassifier.BATCH_SIZE))
         raise self._unsupported(kind)
 
 

@@ -18,7 +18,10 @@ from compsuite.models.protocol import ModelBase, batch_done
 class FairseqClassifier(ModelBase):
     capabilities = frozenset({"classify", "features"})
 
-    def __init__(self, checkpoint: str | Path, data: str | Path, batch_size: int = 512):
+    #: inputs per batch where the decoding settings give none
+    BATCH_SIZE = 512
+
+    def __init__(self, checkpoint: str | Path, data: str | Path, batch_size: int = BATCH_SIZE):
         import torch
 
         from compsuite.toolkits.fairseq.checkpoints import load_fairseq

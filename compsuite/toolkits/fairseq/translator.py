@@ -11,8 +11,10 @@ from compsuite.models.protocol import ModelBase
 
 class FairseqTranslator(ModelBase):
     capabilities = frozenset({"translate", "embed"})
+    #: sentences per batch where the decoding settings give none
+    BATCH_SIZE = 256
 
-    def __init__(self, checkpoint: Path, data: Path, batch_size: int = 256,
+    def __init__(self, checkpoint: Path, data: Path, batch_size: int = BATCH_SIZE,
                  max_length: int = 512, beam: int = 1):
         from compsuite.toolkit_noise import import_toolkit
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError
 from compsuite.foundation.io import atomic_open
+from compsuite.models.decoding import Decoding
 from compsuite.models.recording import Placeholders
 from compsuite.toolkits.base import TextModelBackend
 
@@ -50,7 +51,7 @@ class FilesBackend(TextModelBackend):
                 "wall_s": 0.0, "threads": threads, "answers": settings.get("answers")}
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
-             generation: dict | None = None):
+             generation: Decoding = Decoding()):
         return Placeholders(first_label(data) if data is not None else "")
 
 

@@ -60,7 +60,7 @@ from compsuite.devices import cuda_available
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
 from compsuite.foundation.io import atomic_open, read_lines
-from compsuite.models.decoding import Decoding, decoding
+from compsuite.models.decoding import Decoding
 from compsuite.schema import PositiveInt, check, join
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
                                      in_order, merge, predict_split, run_with_progress,
@@ -275,23 +275,24 @@ class HFBackend(Backend):
     def source_text(self, data: Dataset) -> Path:
         return plain(data)
 
-    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding,
                 run_dir: Path, show: bool = True, wrap=None):
         return predict_split(self, trained, data, plain(data), split, generation, run_dir,
                              show, wrap=wrap)
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
-             generation: Decoding | dict | None = None):
-        generation = decoding(generation)
+             generation: Decoding = Decoding()):
         if kind == "classifier":
             from compsuite.toolkits.hf.classifier import HFClassifier
 
-            return HFClassifier(Path(checkpoint), batch_size=generation.batch_or_auto(32))
+            return HFClassifier(Path(checkpoint),
+                                batch_size=generation.batch_or_auto(HFClassifier.BATCH_SIZE))
         if kind != "translator":
             raise self._unsupported(kind)
         from compsuite.toolkits.hf.translator import HFTranslator
 
-        return HFTranslator(Path(checkpoint), batch_size=generation.batch_or_auto(32),
+        return HFTranslator(Path(checkpoint),
+                            batch_size=generation.batch_or_auto(HFTranslator.BATCH_SIZE),
                             max_new_tokens=generation.max_new_tokens,
                             beam=generation.beam, references=dev_targets(data),
                             merge=generation.merge)

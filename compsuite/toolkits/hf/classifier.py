@@ -28,7 +28,11 @@ from compsuite.models.protocol import ModelBase
 class HFClassifier(ModelBase):
     capabilities = frozenset({"classify", "features"})
 
-    def __init__(self, checkpoint: str | Path, batch_size: int | str = 32):
+    #: inputs per batch where the decoding settings give none (and on the CPU with
+    #: ``batch_size: auto``)
+    BATCH_SIZE = 32
+
+    def __init__(self, checkpoint: str | Path, batch_size: int | str = BATCH_SIZE):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         from compsuite.devices import cuda_available
@@ -58,7 +62,7 @@ class HFClassifier(ModelBase):
         self.classes = self._classes(checkpoint)
         self.limit = position_limit(self.model.config, self.tokenizer)
         self.name = f"hf:{checkpoint}"
-        self.batcher = Batcher(batch_size, 32, self.device, self.name)
+        self.batcher = Batcher(batch_size, self.BATCH_SIZE, self.device, self.name)
         count_batches(self, "_forward", size=lambda chunk, hidden=False: len(chunk))
 
     def _classes(self, checkpoint: Path) -> list[str]:

@@ -295,7 +295,11 @@ def answer_room(tokenizer, references: list[str]) -> int:
 class HFTranslator(ModelBase):
     capabilities = frozenset({"translate", "embed"})
 
-    def __init__(self, checkpoint: Path, batch_size: int | str = 32,
+    #: prompts per batch where the decoding settings give none (and on the CPU with
+    #: ``batch_size: auto``)
+    BATCH_SIZE = 32
+
+    def __init__(self, checkpoint: Path, batch_size: int | str = BATCH_SIZE,
                  max_new_tokens: int | None = None, beam: int = 1, *,
                  references: list[str] | None = None, merge: bool = True, sort: bool = True,
                  stop_early: bool = True):
@@ -323,7 +327,7 @@ class HFTranslator(ModelBase):
         self.folder = model_folder(checkpoint, self.meta)
         self.causal = self.meta["kind"] != "seq2seq"
         self.name = f"hf:{checkpoint}"
-        self.batcher = Batcher(batch_size, 32, self.device, self.name)
+        self.batcher = Batcher(batch_size, self.BATCH_SIZE, self.device, self.name)
         self.sort, self.stop_early = sort, stop_early
         self.beam = beam
         self.max_new_tokens = (max_new_tokens or self.meta.get("max_new_tokens")

@@ -26,7 +26,7 @@ from compsuite.foundation.checkout import ROOT
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open, load_mapping
-from compsuite.models.decoding import Decoding, decoding
+from compsuite.models.decoding import Decoding
 from compsuite.processes import set_aside_incomplete
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
                                      in_order, merge, run_with_progress, split_batch,
@@ -149,11 +149,10 @@ class OnmtBackend(Backend):
     def source_text(self, data: Dataset) -> Path:
         return data.folder(self.name)   # what onmt_translate reads
 
-    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding | dict,
+    def predict(self, trained: dict, data: Dataset, split: str, generation: Decoding,
                 run_dir: Path, show: bool = True, wrap=None):
         from compsuite.models.predictions import read_plain
 
-        generation = decoding(generation)
         fast = None if not generation.fast else self.translate_fast(
             trained, data, self.source_text(data), split, generation, run_dir, show, wrap)
         if fast is not None:   # else onmt_translate (a notice said why)
@@ -168,13 +167,14 @@ class OnmtBackend(Backend):
     def translate_file(self, trained: dict, data: Dataset, split: str, generation: Decoding,
                        out: Path, show: bool) -> None:
         """``onmt_translate`` on the split into ``out`` (written beside, then moved)."""
-        from compsuite.toolkits.onmt.translator import NO_LENGTH_RATIO, length_penalty_args
+        from compsuite.toolkits.onmt.translator import (NO_LENGTH_RATIO, OnmtTranslator,
+                                                        length_penalty_args)
 
         tmp = out.with_name(out.name + ".tmp")
         cmd = toolkit_command("onmt_translate") + [
             "-model", trained["checkpoint"], "-src", str(data.folder(self.name) / f"{split}.src"),
             "-output", str(tmp), "-beam_size", str(generation.beam),
-            "-batch_size", str(generation.batch(256)),
+            "-batch_size", str(generation.batch(OnmtTranslator.BATCH_SIZE)),
             "-max_length", str(generation.max_length), *NO_LENGTH_RATIO,
             *length_penalty_args(generation.length_penalty),
         ]
@@ -194,8 +194,7 @@ class OnmtBackend(Backend):
         return OnmtConversion()
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
-             generation: Decoding | dict | None = None):
-        generation = decoding(generation)
+             generation: Decoding = Decoding()):
         if kind != "translator":
             raise self._unsupported(kind)
         from compsuite.models import ctranslate2
@@ -204,7 +203,8 @@ class OnmtBackend(Backend):
 
         return ctranslate2.load(self.conversion(data), existing(checkpoint), generation,
                                 lambda: OnmtTranslator(
-                                    Path(checkpoint), generation.batch(256),
+                                    Path(checkpoint),
+                                    generation.batch(OnmtTranslator.BATCH_SIZE),
                                     generation.max_length,
                                     beam=generation.beam,
                                     length_penalty=generation.length_penalty))

@@ -33,7 +33,10 @@ def length_penalty_args(value: str | None) -> list[str]:
 class OnmtTranslator(ModelBase):
     capabilities = frozenset({"translate", "embed"})
 
-    def __init__(self, checkpoint: Path, batch_size: int = 256, max_length: int = 512,
+    #: sentences per batch where the decoding settings give none
+    BATCH_SIZE = 256
+
+    def __init__(self, checkpoint: Path, batch_size: int = BATCH_SIZE, max_length: int = 512,
                  beam: int = 1, length_penalty: str | None = None):
         from compsuite.toolkit_noise import import_toolkit
 
