@@ -1,6 +1,6 @@
 """The house's rules, checked over the code as it stands (docs/architecture.md):
 
-* each study of the suite in one place per layer (compsuite/studies/<study>.py,
+* each study of the suite in one place per layer (compsuite/studies/<study>/,
   data_prep/<study>/, eval/<study>/ with its report builder and paper numbers);
 * the core (CLI, runner, registry, schema, toolkit backends, the foundation) names no
   study, and no shared code (the core, the shared rooms of eval/ and data_prep/common)
@@ -47,7 +47,7 @@ def test_the_suite_has_its_five_studies():
 
 @pytest.mark.parametrize("name", SUITE)
 def test_each_study_has_one_home_per_layer(name):
-    assert (ROOT / "compsuite" / "studies" / f"{name}.py").is_file()
+    assert (ROOT / "compsuite" / "studies" / name / "__init__.py").is_file()
     assert (ROOT / "data_prep" / name / "__init__.py").is_file()
     assert (ROOT / "data_prep" / name / "doc.md").is_file()
     assert (ROOT / "eval" / name / "__init__.py").is_file()

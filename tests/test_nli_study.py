@@ -1,4 +1,4 @@
-"""The NLI study (compsuite/studies/nli.py, data_prep/nli/corpus.py): its YAML checks,
+"""The NLI study (compsuite/studies/nli/, data_prep/nli/corpus.py): its YAML checks,
 the prepared dataset (byte-identical per seed; adversaries, pools, LMS), the reference
 sample analysis, `compsuite eval nli score` on any system's predictions, and the paper
 profile's shape end to end on hand-made files in SNLI / MultiNLI format with a tiny
