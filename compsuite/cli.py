@@ -44,7 +44,7 @@ def cmd_eval_accuracy(a) -> int:
     from compsuite.toolkits.fairseq.predictions import read_fairseq_generate
     from compsuite.models.predictions import read_plain
     from compsuite.eval.readers.predictions import read_tsv
-    from compsuite.registry import BREAKDOWNS
+    from compsuite.studies.evaluations import BREAKDOWNS
 
     if a.fairseq:
         preds = read_fairseq_generate(a.fairseq)
@@ -483,7 +483,8 @@ def add_system_arguments(r) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from compsuite.registry import BREAKDOWNS, load_plugins, read_yaml, studies
+    from compsuite.registry import load_plugins, read_yaml, studies
+    from compsuite.studies.evaluations import BREAKDOWNS
 
     plugins = load_plugins()  # study name -> class; registers evaluations and breakdowns
     p = argparse.ArgumentParser(prog="compsuite", description=__doc__,

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from compsuite.foundation.checkout import ROOT
-from compsuite.registry import (BREAKDOWNS, EVALUATIONS, EXPERIMENTS_DIR, load_plugins, read_yaml,
-                                studies)
+from compsuite.registry import EXPERIMENTS_DIR, load_plugins, read_yaml, studies
 from compsuite.studies.base import Study
+from compsuite.studies.evaluations import BREAKDOWNS, EVALUATIONS
 
 #: the suite's own studies: every YAML in compsuite/experiments (not the example's)
 SUITE = sorted(n for n, p in studies().items() if Path(p).parent == EXPERIMENTS_DIR)
@@ -80,7 +80,8 @@ def study_words() -> set[str]:
 
 def core_files() -> list[Path]:
     core = [ROOT / "compsuite" / f for f in ("cli.py", "runner.py", "registry.py", "schema.py",
-                                               "commands.py", "studies/base.py")]
+                                               "commands.py", "studies/base.py",
+                                               "studies/evaluations.py")]
     return core + sorted((ROOT / "compsuite" / "foundation").glob("*.py")) + sorted(
         (ROOT / "compsuite" / "toolkits").rglob("*.py")) + sorted(
         (ROOT / "compsuite" / "models").rglob("*.py"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from compsuite.eval.metrics.accuracy import accuracy_by, sequence_accuracy
-from compsuite.registry import breakdown
+from compsuite.studies.evaluations import breakdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from compsuite.studies.base import Context

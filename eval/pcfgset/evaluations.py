@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from compsuite.data_prep.pcfgset.grammar import FUNCTIONS, TWIN_SUFFIX, structure
 from compsuite.eval.metrics.accuracy import accuracy_with_breakdown, sequence_accuracy
 from compsuite.foundation.io import atomic_open, read_aligned, read_lines, sha256_file
-from compsuite.registry import breakdown, evaluation
+from compsuite.studies.evaluations import breakdown, evaluation
 
 if TYPE_CHECKING:  # pragma: no cover
     from compsuite.studies.base import Context

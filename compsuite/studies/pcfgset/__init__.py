@@ -42,9 +42,9 @@ from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import iter_lines, stdin_lines
 from compsuite.foundation.names import near
-from compsuite.registry import EVALUATIONS
 from compsuite.schema import check_keys
 from compsuite.studies.base import Context, Profile, Study, Unit
+from compsuite.studies.evaluations import EVALUATIONS
 from compsuite.toolkits import backend_names, data_backend_names
 
 import compsuite.eval.pcfgset.evaluations  # noqa: F401  (registers the evaluations)

@@ -47,8 +47,7 @@ from compsuite.data_prep.sget.preprocess import EN_VOCAB, JA_VOCAB
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError
 from compsuite.foundation.names import near
-from compsuite.registry import seed_list
-from compsuite.schema import PositiveInt, join, within
+from compsuite.schema import PositiveInt, join, seed_list, within
 from compsuite.studies.base import Context, Profile, Study, Unit
 
 
