@@ -1,6 +1,6 @@
 """The ``compsuite`` command line.  Subcommands parse arguments and call the rooms
 (``data_prep``, ``eval``, the runner); each study adds its own ``data`` and ``eval``
-subcommands (``compsuite/studies/<study>.py``), so nothing here names a study.
+subcommands (``compsuite/studies/<study>/commands.py``), so nothing here names a study.
 
     compsuite list                                   studies, profiles, parts
     compsuite data <study> ...                       generate and convert a study's data

@@ -48,6 +48,7 @@ def test_the_suite_has_its_five_studies():
 @pytest.mark.parametrize("name", SUITE)
 def test_each_study_has_one_home_per_layer(name):
     assert (ROOT / "compsuite" / "studies" / name / "__init__.py").is_file()
+    assert (ROOT / "compsuite" / "studies" / name / "commands.py").is_file()
     assert (ROOT / "data_prep" / name / "__init__.py").is_file()
     assert (ROOT / "data_prep" / name / "doc.md").is_file()
     assert (ROOT / "eval" / name / "__init__.py").is_file()
