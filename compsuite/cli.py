@@ -456,17 +456,13 @@ def _executor(a, runner) -> None:
 
 def add_system_arguments(r) -> None:
     """``compsuite run``'s options that add the user's system as one more run."""
-    from compsuite.commands import MODEL_TIMEOUT
-    from compsuite.foundation.arguments import command_line, folder_path, positive_float
+    from compsuite.commands import program_arguments
+    from compsuite.foundation.arguments import folder_path
 
-    r.add_argument("--model-cmd", metavar="COMMAND", type=command_line,
-                   help="evaluate a program behind the command protocol "
-                        "(docs/command_protocol.md) in every unit, as the run --name (the "
-                        "profile's own runs only with --runs; the report lists every "
-                        "result in the runs folder)")
-    r.add_argument("--model-timeout", type=positive_float, metavar="S",
-                   help="with --model-cmd: seconds one batch may take (default "
-                        f"{MODEL_TIMEOUT:.0f})")
+    program_arguments(r, r, help="evaluate a program behind the command protocol "
+                                 "(docs/command_protocol.md) in every unit, as the run --name "
+                                 "(the profile's own runs only with --runs; the report lists "
+                                 "every result in the runs folder)")
     r.add_argument("--hf-model", metavar="DIR", type=folder_path,
                    help="evaluate a local Hugging Face model folder as it is (translator "
                         "or classifier, by its config) in every unit, as the run --name "

@@ -8,7 +8,8 @@
 * no module imports a private name of another module;
 * no function over 80 lines in the suite's packages (compsuite/, eval/, data_prep/,
   fairseq_plugins/: every top-level folder of the checkout with an __init__.py);
-* study options declared as schemas: no study overrides validate().
+* study options declared as schemas: no study overrides validate();
+* a study's commands take their model's options from compsuite.commands.model_arguments.
 """
 from __future__ import annotations
 
@@ -165,3 +166,21 @@ def test_study_options_are_declared_not_hand_validated(name):
     cls = load_plugins()[name]
     assert cls.validate is Study.validate, f"{name} overrides validate(): declare a schema"
     assert cls.profile_schema is not None
+
+
+#: the options of a model in the loop, declared once: compsuite.commands.model_arguments
+MODEL_OPTIONS = {"--checkpoint", "--checkpoints", "--model-cmd", "--model-timeout",
+                 "--batch-size", "--engine", "--compute-type", "--device"}
+
+
+def test_study_commands_take_their_model_options_from_one_declaration():
+    """No study's command line declares a model option itself (with its own default):
+    it calls compsuite.commands.model_arguments, whose parameters say what differs."""
+    bad = []
+    for p in python_files("compsuite/studies"):
+        for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                    n.func.attr == "add_argument" and n.args and \
+                    isinstance(n.args[0], ast.Constant) and n.args[0].value in MODEL_OPTIONS:
+                bad.append(f"{p.relative_to(ROOT)}:{n.lineno} {n.args[0].value}")
+    assert not bad, bad

@@ -55,24 +55,23 @@ def cmd_prepare(a) -> int:
 
 
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import program_arguments
-    from compsuite.foundation.arguments import positive_int
+    from compsuite.commands import model_arguments
 
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser("score", help="score any system's predictions (pairID<TAB>label)")
-    s.add_argument("--data", required=True,
+    s.add_argument("--data", dest="dataset", metavar="DATA", required=True,
                    help="a prepared dataset folder (DATA/nli/<dataset>/...: raw/, lexical/)")
     src = s.add_mutually_exclusive_group(required=True)
     src.add_argument("--predictions",
                      help="pairID<TAB>label for the evaluation set (labels: entailment, "
                           "neutral, contradiction or e/n/c)")
-    src.add_argument("--checkpoint", help="a classifier in the loop: a fairseq checkpoint "
-                                          "(with --bin) or a Hugging Face model folder; "
-                                          "classifies the set and both adversaries")
-    program_arguments(src, s, "as --checkpoint")
-    s.add_argument("--bin", dest="bin", help="with a fairseq --checkpoint: its fairseq-bin "
-                                            "folder (dictionaries)")
-    s.add_argument("--batch-size", type=positive_int, default=256)
+    model_arguments(s, engine=False, sources=src,
+                    checkpoint="a classifier in the loop: a fairseq checkpoint (with --bin) "
+                               "or a Hugging Face model folder; classifies the set and both "
+                               "adversaries",
+                    reads="as --checkpoint",
+                    dictionaries=("--bin", "with a fairseq --checkpoint: its fairseq-bin "
+                                           "folder (dictionaries)"))
     s.add_argument("--set", help="the evaluation set (default: the first)")
     s.add_argument("--soswap", help="predictions on the SOSWAP set (pairID<TAB>label)")
     s.add_argument("--addamod", help="predictions on the ADDAMOD set")
@@ -88,7 +87,7 @@ def cmd_score(a) -> int:
     from compsuite.foundation.io import atomic_open
     from compsuite.foundation.manifest import read_manifest
 
-    root = Path(a.data)
+    root = Path(a.dataset)
     m = read_manifest(root / "raw")
     if m is None:
         raise ConfigError(f"{root}: no raw/manifest.json (prepare the dataset first)")
@@ -139,7 +138,6 @@ def classify_sets(a, raw: Path, splits: list[str]) -> dict[str, list[str]]:
     from compsuite.commands import model_in_the_loop
     from compsuite.eval.nli.predict import predict_split
 
-    a.data = a.bin   # model_arguments' name for the fairseq dictionaries
     with model_in_the_loop(a, "classifier", raw=raw) as clf, \
             tempfile.TemporaryDirectory(prefix="compsuite-nli-") as tmp:
         return {s: predict_split(clf, raw, s, Path(tmp))[1] for s in splits}

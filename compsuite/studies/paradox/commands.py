@@ -36,7 +36,7 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import engine_arguments, program_arguments
+    from compsuite.commands import model_arguments
     from compsuite.foundation.arguments import positive_int
 
     sub = parser.add_subparsers(dest="action", required=True)
@@ -49,16 +49,15 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--hyps", help="one Dutch translation per line of <test>.en")
     src.add_argument("--fairseq-output", help="fairseq-generate or fairseq-interactive output "
                                               "for <test>.en (D- lines, else H- lines)")
-    src.add_argument("--checkpoint", help="a fairseq checkpoint (needs --data), or a local "
-                                          "Hugging Face model folder (a translation model: "
-                                          "reads the English inputs as they are)")
-    program_arguments(src, s, "reads the English inputs as they are")
-    engine_arguments(s)
-    s.add_argument("--data", help="with a fairseq --checkpoint: its fairseq-bin folder "
-                                  "(dictionaries)")
+    model_arguments(s, sources=src, batch_size=128,
+                    checkpoint="a fairseq checkpoint (needs --data), or a local Hugging Face "
+                               "model folder (a translation model: reads the English inputs "
+                               "as they are)",
+                    reads="reads the English inputs as they are",
+                    dictionaries=("--data", "with a fairseq --checkpoint: its fairseq-bin "
+                                            "folder (dictionaries)"))
     s.add_argument("--beam", type=positive_int, default=5,
                    help="beam size (default 5, the authors')")
-    s.add_argument("--batch-size", type=positive_int, default=128)
     s.add_argument("--idioms", choices=["table7", "quick"], default="table7")
     s.add_argument("--out", help="write the full result as JSON here")
     s.set_defaults(func=cmd_score)

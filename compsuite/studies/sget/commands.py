@@ -29,8 +29,7 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 # ----------------------------------------------------------------------------- compsuite eval sget
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import engine_arguments, program_arguments
-    from compsuite.foundation.arguments import positive_int
+    from compsuite.commands import model_arguments
 
     sub = parser.add_subparsers(dest="action", required=True)
     s = sub.add_parser(
@@ -44,15 +43,14 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
     src = s.add_mutually_exclusive_group(required=True)
     src.add_argument("--hyps", help="one translation per line (plain Japanese, or pieces "
                                     "separated by spaces: whitespace is removed)")
-    src.add_argument("--checkpoint", help="a fairseq or OpenNMT-py checkpoint (translates "
-                                          "the --encoded sources), or an hf checkpoint "
-                                          "folder (translates the plain English of --data)")
-    program_arguments(src, s, "translates the plain English of --data")
-    engine_arguments(s)
+    model_arguments(s, sources=src, dictionaries=None,
+                    checkpoint="a fairseq or OpenNMT-py checkpoint (translates the --encoded "
+                               "sources), or an hf checkpoint folder (translates the plain "
+                               "English of --data)",
+                    reads="translates the plain English of --data")
     s.add_argument("--encoded", help="with a fairseq or OpenNMT-py --checkpoint: the "
                                      "'compsuite data sget prepare' folder whose {split}.en "
                                      "the model reads")
-    s.add_argument("--batch-size", type=positive_int, default=256)
     s.add_argument("--no-partial", action="store_true", help="skip the GiNZA partial match")
     s.add_argument("--bleu-tokenize", default="sudachi",
                    help="sudachi (default), ja-mecab, or any sacreBLEU tokeniser")
