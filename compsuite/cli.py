@@ -1,6 +1,6 @@
 """The ``compsuite`` command line.  Subcommands parse arguments and call the rooms
 (``data_prep``, ``eval``, the runner); each study adds its own ``data`` and ``eval``
-subcommands (``compsuite/studies/<study>.py``), so nothing here names a study.
+subcommands (``compsuite/studies/<study>/commands.py``), so nothing here names a study.
 
     compsuite list                                   studies, profiles, parts
     compsuite data <study> ...                       generate and convert a study's data
@@ -44,7 +44,7 @@ def cmd_eval_accuracy(a) -> int:
     from compsuite.toolkits.fairseq.predictions import read_fairseq_generate
     from compsuite.models.predictions import read_plain
     from compsuite.eval.readers.predictions import read_tsv
-    from compsuite.registry import BREAKDOWNS
+    from compsuite.studies.evaluations import BREAKDOWNS
 
     if a.fairseq:
         preds = read_fairseq_generate(a.fairseq)
@@ -443,17 +443,13 @@ def _executor(a, runner) -> None:
 
 def add_system_arguments(r) -> None:
     """``compsuite run``'s options that add the user's system as one more run."""
-    from compsuite.commands import MODEL_TIMEOUT
-    from compsuite.foundation.arguments import command_line, folder_path, positive_float
+    from compsuite.commands import program_arguments
+    from compsuite.foundation.arguments import folder_path
 
-    r.add_argument("--model-cmd", metavar="COMMAND", type=command_line,
-                   help="evaluate a program behind the command protocol "
-                        "(docs/command_protocol.md) in every unit, as the run --name (the "
-                        "profile's own runs only with --runs; the report lists every "
-                        "result in the runs folder)")
-    r.add_argument("--model-timeout", type=positive_float, metavar="S",
-                   help="with --model-cmd: seconds one batch may take (default "
-                        f"{MODEL_TIMEOUT:.0f})")
+    program_arguments(r, r, help="evaluate a program behind the command protocol "
+                                 "(docs/command_protocol.md) in every unit, as the run --name "
+                                 "(the profile's own runs only with --runs; the report lists "
+                                 "every result in the runs folder)")
     r.add_argument("--hf-model", metavar="DIR", type=folder_path,
                    help="evaluate a local Hugging Face model folder as it is (translator "
                         "or classifier, by its config) in every unit, as the run --name "
@@ -470,7 +466,8 @@ def add_system_arguments(r) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from compsuite.registry import BREAKDOWNS, load_plugins, read_yaml, studies
+    from compsuite.registry import load_plugins, read_yaml, studies
+    from compsuite.studies.evaluations import BREAKDOWNS
 
     plugins = load_plugins()  # study name -> class; registers evaluations and breakdowns
     p = argparse.ArgumentParser(prog="compsuite", description=__doc__,

@@ -20,24 +20,39 @@ MODEL_TIMEOUT = 600.0
 PROGRAM_BATCH = 256
 
 
-def model_arguments(p: argparse.ArgumentParser, folder: bool = False,
-                    engine: bool = True) -> None:
+def model_arguments(p: argparse.ArgumentParser, folder: bool = False, engine: bool = True,
+                    *, sources=None, checkpoint: str | None = None, reads: str | None = None,
+                    dictionaries: tuple[str, str] | None = (
+                        "--data", "fairseq: the fairseq-bin folder (dictionaries)"),
+                    batch_size: int | None = None) -> None:
     """The options of every model-in-the-loop command (translator/classifier protocols):
     the model is a checkpoint (fairseq, OpenNMT-py, a Hugging Face model folder) or a
     program behind the command protocol (``--model-cmd``); ``folder``: the command
     reads every checkpoint a training saved, so it takes a checkpoint folder;
-    ``engine``: the model translates, and may be decoded by CTranslate2."""
-    which = p.add_mutually_exclusive_group(required=True)
+    ``engine``: the model translates, and may be decoded by CTranslate2.
+
+    What differs between commands is given as parameters; the options are declared here
+    only.  ``sources``: the command's mutually exclusive group of what it scores, where
+    it has added its own (answer files) before the model's; ``checkpoint`` and
+    ``reads``: the help of ``--checkpoint`` and what a program reads; ``dictionaries``:
+    the option naming a fairseq checkpoint's fairseq-bin folder and its help, read as
+    ``a.data`` (None: the command has none); ``batch_size``: the default of
+    ``--batch-size``."""
+    which = p.add_mutually_exclusive_group(required=True) if sources is None else sources
     if folder:
         which.add_argument("--checkpoints", help="the run's checkpoint folder")
     else:
-        which.add_argument("--checkpoint", help="a fairseq or OpenNMT-py checkpoint, or a "
-                                                "local Hugging Face model folder")
-    program_arguments(which, p, "its one model stands for the checkpoints" if folder else
-                      "e.g. \"python my_model.py\"")
-    p.add_argument("--data", help="fairseq: the fairseq-bin folder (dictionaries)")
-    p.add_argument("--batch-size", type=positive_int, default=None,
-                   help="inputs per batch (default: the model's own)")
+        which.add_argument("--checkpoint", help=checkpoint or "a fairseq or OpenNMT-py "
+                                                "checkpoint, or a local Hugging Face model "
+                                                "folder")
+    program_arguments(which, p, reads or ("its one model stands for the checkpoints" if
+                                          folder else "e.g. \"python my_model.py\""))
+    if dictionaries:
+        option, help_ = dictionaries
+        p.add_argument(option, dest="data", metavar=option.lstrip("-").upper(), help=help_)
+    p.add_argument("--batch-size", type=positive_int, default=batch_size,
+                   help="inputs per batch (default: " + (
+                       "the model's own)" if batch_size is None else f"{batch_size})"))
     if engine:
         engine_arguments(p)
 
@@ -71,13 +86,15 @@ def engine_settings(a: argparse.Namespace) -> dict:
     return settings
 
 
-def program_arguments(sources, p: argparse.ArgumentParser, reads: str = "") -> None:
+def program_arguments(sources, p: argparse.ArgumentParser, reads: str = "",
+                      help: str | None = None) -> None:
     """``--model-cmd`` (in ``sources``, the group of a command's model sources) and
-    ``--model-timeout`` (in ``p``): a program behind the command protocol."""
+    ``--model-timeout`` (in ``p``): a program behind the command protocol; ``help``:
+    instead of the help of ``--model-cmd`` (with ``reads``), another one."""
     sources.add_argument("--model-cmd", metavar="COMMAND", type=command_line,
-                         help="a program behind the command protocol (JSON lines on stdin/"
-                              "stdout; docs/command_protocol.md)" + (f"; {reads}" if reads
-                                                                     else ""))
+                         help=help or "a program behind the command protocol (JSON lines on "
+                                      "stdin/stdout; docs/command_protocol.md)" +
+                                      (f"; {reads}" if reads else ""))
     p.add_argument("--model-timeout", type=positive_float, default=None, metavar="S",
                    help="with --model-cmd: seconds one batch may take (default "
                         f"{MODEL_TIMEOUT:.0f})")

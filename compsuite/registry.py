@@ -1,5 +1,4 @@
-"""One registry of studies -> runs (architecture x toolkit) -> profiles, and the
-registries that studies add to (evaluations, accuracy breakdowns).
+"""One registry of studies -> runs (architecture x toolkit) -> profiles.
 
 A study is a YAML file, ``compsuite/experiments/<study>.yaml`` (or one in a folder
 named by ``COMPSUITE_EXPERIMENTS``), and the module it names (``module:``, by default
@@ -19,14 +18,14 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Iterable
 
 from compsuite.foundation.errors import ConfigError
 from compsuite.foundation.io import load_mapping
 from compsuite.foundation.names import Registry, near
 from compsuite.models.decoding import decoding
 from compsuite.resources import EXECUTORS, check_resources
-from compsuite.schema import check_keys, mapping, positive
+from compsuite.schema import check_keys, mapping, positive, seed_list
 from compsuite.studies.base import Profile, Run, Study, StudySpec
 
 EXPERIMENTS_DIR = Path(__file__).with_name("experiments")
@@ -70,13 +69,6 @@ def require(d: dict, key: str, where: str):
     if key not in d:
         raise ConfigError(f"{where}: missing required key '{key}'")
     return d[key]
-
-
-def seed_list(value: Any, where: str) -> list[int]:
-    if not isinstance(value, list) or not value or not all(
-            isinstance(s, int) and not isinstance(s, bool) for s in value):
-        raise ConfigError(f"{where}: seeds must be a non-empty list of integers, not {value!r}")
-    return list(value)
 
 
 def parse_spec(raw: dict, path: Path, study_keys: Iterable[str] = (),
@@ -234,28 +226,3 @@ def default_studies() -> list[str]:
     """The studies ``./run_all.sh`` runs when none is named: every study whose YAML does
     not say ``run_all: false`` (a study still being built)."""
     return [name for name, path in studies().items() if read_yaml(path).get("run_all", True)]
-
-
-# ----------------------------------------------------------------------------- what studies add
-#: How a test's model is scored: name -> function(context) -> result dict.  Studies
-#: register theirs with :func:`evaluation`; their YAML names them.
-EVALUATIONS: Registry[Callable] = Registry("evaluation")
-
-#: ``compsuite eval accuracy --breakdown NAME``: name -> function(source) -> {feature: value}.
-BREAKDOWNS: Registry[Callable[[str], dict]] = Registry("breakdown")
-
-
-def evaluation(name: str):
-    """Decorator: register an evaluation under ``name``."""
-    def register(fn):
-        EVALUATIONS.register(name, fn)
-        return fn
-    return register
-
-
-def breakdown(name: str):
-    """Decorator: register a breakdown function (source -> features) under ``name``."""
-    def register(fn):
-        BREAKDOWNS.register(name, fn)
-        return fn
-    return register

@@ -1,7 +1,7 @@
 """The runner: what every study shares when it runs (:class:`Runner`; "engine" in this
 suite names only a decoding engine, ``generation.engine``).
 
-A study (``compsuite/studies/<study>.py``) plans its units of work; the runner
+A study (``compsuite/studies/<study>/``) plans its units of work; the runner
 
 1. selects them (``--parts``) with the units they need;
 2. prepares each unit's dataset once (the study generates the raw text; each backend

@@ -84,6 +84,14 @@ def increasing(value: list, where: str) -> None:
         raise ConfigError(f"{where}: increasing values, not {value!r}")
 
 
+def seed_list(value: Any, where: str) -> list[int]:
+    """Seeds: a non-empty list of integers (returned as a new list)."""
+    if not isinstance(value, list) or not value or not all(
+            isinstance(s, int) and not isinstance(s, bool) for s in value):
+        raise ConfigError(f"{where}: seeds must be a non-empty list of integers, not {value!r}")
+    return list(value)
+
+
 PositiveInt = Annotated[int, positive]
 
 

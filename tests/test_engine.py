@@ -8,7 +8,7 @@ import pytest
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, RegistryError, ToolkitError
 from compsuite.foundation.names import Registry
-from compsuite.registry import EVALUATIONS, evaluation
+from compsuite.studies.evaluations import EVALUATIONS, evaluation
 from compsuite.runner import execute_parallel, stored
 from compsuite.studies.base import Run
 from compsuite.toolkits import get_backend

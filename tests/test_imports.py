@@ -10,7 +10,10 @@
 
 Every ``import`` and ``from ... import`` statement is read with :mod:`ast`.  A module
 that imports ``a.b.c`` (or a name from it) depends on ``a.b.c`` and on the packages
-above it (Python runs their ``__init__.py`` first), but not on its own packages.
+above it (Python runs their ``__init__.py`` first), but not on its own packages.  What
+no statement names counts too: the registry imports every study's module with
+:mod:`importlib`, by the name it builds from the study's file (``module:``, by default
+``compsuite.studies.<study>``), so it depends on each module the registry gives.
 """
 from __future__ import annotations
 
@@ -73,20 +76,37 @@ def targets(node: ast.Import | ast.ImportFrom, importer: str, package: bool) -> 
 
 
 @lru_cache(maxsize=None)
+def loaded() -> dict[str, dict[str, int]]:
+    """What modules import with :mod:`importlib`, by names built at run time: importer
+    -> {dotted name: the line of the call}.  The registry imports every study's module
+    (``registry.study_module``) at its ``importlib.import_module``."""
+    from compsuite import registry
+
+    importer = "compsuite.registry"
+    tree = ast.parse(modules()[importer][0].read_text(encoding="utf-8"))
+    lines = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and ast.unparse(n.func) == "importlib.import_module"]
+    assert lines, "compsuite/registry.py no longer calls importlib.import_module"
+    return {importer: {registry.study_module(name): min(lines)
+                       for name in registry.studies()}}
+
+
+@lru_cache(maxsize=None)
 def imports(importer: str) -> dict[str, int]:
     """The suite's modules ``importer`` depends on -> the line of the first import."""
     path, package = modules()[importer]
+    named = [(name, node.lineno)
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, (ast.Import, ast.ImportFrom))
+             for name in targets(node, importer, package)]
     out: dict[str, int] = {}
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if not isinstance(node, (ast.Import, ast.ImportFrom)):
-            continue
-        for name in targets(node, importer, package):
-            module = suite_module(name)
-            while module:
-                if not within(importer, module):     # its own packages do not count
-                    out.setdefault(module, node.lineno)
-                parent = module.rpartition(".")[0]
-                module = parent if parent in modules() else ""
+    for name, line in named + sorted(loaded().get(importer, {}).items()):
+        module = suite_module(name)
+        while module:
+            if not within(importer, module):     # its own packages do not count
+                out.setdefault(module, line)
+            parent = module.rpartition(".")[0]
+            module = parent if parent in modules() else ""
     return out
 
 
@@ -170,6 +190,12 @@ def test_the_graph_is_read():
             "compsuite.foundation.errors"} <= set(mods)
     assert "compsuite.foundation.errors" in imports("compsuite.schema")
     assert "compsuite.foundation" in imports("compsuite.schema")   # the package above
+
+
+def test_the_registry_s_loading_of_study_modules_is_read():
+    studies = {f"compsuite.studies.{s}" for s in ("pcfgset", "ctlpp", "sget", "paradox", "nli")}
+    assert studies <= set(loaded()["compsuite.registry"])
+    assert studies <= set(imports("compsuite.registry"))
 
 
 def test_no_import_cycle():

@@ -1,6 +1,6 @@
 """The house's rules, checked over the code as it stands (docs/architecture.md):
 
-* each study of the suite in one place per layer (compsuite/studies/<study>.py,
+* each study of the suite in one place per layer (compsuite/studies/<study>/,
   data_prep/<study>/, eval/<study>/ with its report builder and paper numbers);
 * the core (CLI, runner, registry, schema, toolkit backends, the foundation) names no
   study, and no shared code (the core, the shared rooms of eval/ and data_prep/common)
@@ -8,7 +8,8 @@
 * no module imports a private name of another module;
 * no function over 80 lines in the suite's packages (compsuite/, eval/, data_prep/,
   fairseq_plugins/: every top-level folder of the checkout with an __init__.py);
-* study options declared as schemas: no study overrides validate().
+* study options declared as schemas: no study overrides validate();
+* a study's commands take their model's options from compsuite.commands.model_arguments.
 """
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from compsuite.foundation.checkout import ROOT
-from compsuite.registry import (BREAKDOWNS, EVALUATIONS, EXPERIMENTS_DIR, load_plugins, read_yaml,
-                                studies)
+from compsuite.registry import EXPERIMENTS_DIR, load_plugins, read_yaml, studies
 from compsuite.studies.base import Study
+from compsuite.studies.evaluations import BREAKDOWNS, EVALUATIONS
 
 #: the suite's own studies: every YAML in compsuite/experiments (not the example's)
 SUITE = sorted(n for n, p in studies().items() if Path(p).parent == EXPERIMENTS_DIR)
@@ -47,7 +48,8 @@ def test_the_suite_has_its_five_studies():
 
 @pytest.mark.parametrize("name", SUITE)
 def test_each_study_has_one_home_per_layer(name):
-    assert (ROOT / "compsuite" / "studies" / f"{name}.py").is_file()
+    assert (ROOT / "compsuite" / "studies" / name / "__init__.py").is_file()
+    assert (ROOT / "compsuite" / "studies" / name / "commands.py").is_file()
     assert (ROOT / "data_prep" / name / "__init__.py").is_file()
     assert (ROOT / "data_prep" / name / "doc.md").is_file()
     assert (ROOT / "eval" / name / "__init__.py").is_file()
@@ -80,7 +82,8 @@ def study_words() -> set[str]:
 
 def core_files() -> list[Path]:
     core = [ROOT / "compsuite" / f for f in ("cli.py", "runner.py", "registry.py", "schema.py",
-                                               "commands.py", "studies/base.py")]
+                                               "commands.py", "studies/base.py",
+                                               "studies/evaluations.py")]
     return core + sorted((ROOT / "compsuite" / "foundation").glob("*.py")) + sorted(
         (ROOT / "compsuite" / "toolkits").rglob("*.py")) + sorted(
         (ROOT / "compsuite" / "models").rglob("*.py"))
@@ -163,3 +166,21 @@ def test_study_options_are_declared_not_hand_validated(name):
     cls = load_plugins()[name]
     assert cls.validate is Study.validate, f"{name} overrides validate(): declare a schema"
     assert cls.profile_schema is not None
+
+
+#: the options of a model in the loop, declared once: compsuite.commands.model_arguments
+MODEL_OPTIONS = {"--checkpoint", "--checkpoints", "--model-cmd", "--model-timeout",
+                 "--batch-size", "--engine", "--compute-type", "--device"}
+
+
+def test_study_commands_take_their_model_options_from_one_declaration():
+    """No study's command line declares a model option itself (with its own default):
+    it calls compsuite.commands.model_arguments, whose parameters say what differs."""
+    bad = []
+    for p in python_files("compsuite/studies"):
+        for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                    n.func.attr == "add_argument" and n.args and \
+                    isinstance(n.args[0], ast.Constant) and n.args[0].value in MODEL_OPTIONS:
+                bad.append(f"{p.relative_to(ROOT)}:{n.lineno} {n.args[0].value}")
+    assert not bad, bad

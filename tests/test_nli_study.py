@@ -1,4 +1,4 @@
-"""The NLI study (compsuite/studies/nli.py, data_prep/nli/corpus.py): its YAML checks,
+"""The NLI study (compsuite/studies/nli/, data_prep/nli/corpus.py): its YAML checks,
 the prepared dataset (byte-identical per seed; adversaries, pools, LMS), the reference
 sample analysis, `compsuite eval nli score` on any system's predictions, and the paper
 profile's shape end to end on hand-made files in SNLI / MultiNLI format with a tiny
@@ -255,3 +255,20 @@ def test_pair_writer_checks_name_file_and_line(tmp_path):
     write("test", ["a b", "c"], ["a", "c"], ["entailment", "contradiction"])
     with pytest.raises(DataError, match=r"test\.label:2: class 'contradiction' is not among"):
         check_pairs(tmp_path, ["train", "test"])
+
+
+def test_score_command_with_a_model_in_the_loop(tiny_data):
+    """--data is the dataset, --bin the model's dictionaries (model_arguments' option,
+    read as the fairseq-bin folder); a program classifies the set and both adversaries."""
+    from compsuite.cli import build_parser
+
+    _, data = tiny_data
+    a = build_parser().parse_args(["eval", "nli", "score", "--data", str(data.root),
+                                   "--checkpoint", "model.pt", "--bin", "fairseq-bin"])
+    assert (a.dataset, a.data, a.batch_size) == (str(data.root), "fairseq-bin", 256)
+    oracle = ROOT / "examples" / "systems" / "nli_oracle.py"
+    r = _cli("eval", "nli", "score", "--data", str(data.root),
+             "--model-cmd", f"{sys.executable} {oracle}")
+    assert r.returncode == 0, r.stderr
+    assert "synthetic: accuracy 100.00 on 120 pairs" in r.stdout
+    assert "soswap: " in r.stdout and "addamod: " in r.stdout

@@ -1,11 +1,12 @@
 """The study interface.
 
-A study is one module (``compsuite/studies/<study>.py``, or any module a study YAML
-names with ``module:``) that exports ``STUDY``, a subclass of :class:`Study`.  The
-runner, the command line and the registry know nothing else about it.  A study:
+A study is one module (the package ``compsuite/studies/<study>/``, or any module a
+study YAML names with ``module:``) that exports ``STUDY``, a subclass of :class:`Study`.
+The runner, the command line and the registry know nothing else about it.  A study:
 
 * declares its command-line subcommands (``compsuite data <study> ...``,
-  ``compsuite eval <study> ...``): :meth:`Study.commands`;
+  ``compsuite eval <study> ...``): :meth:`Study.commands` (the suite's studies keep
+  them in ``compsuite/studies/<study>/commands.py``);
 * declares its own YAML keys as types (:attr:`study_schema`, :attr:`profile_schema`:
   dataclasses that :func:`compsuite.schema.check` reads, with errors naming the file
   and the key) and checks what involves its runs (:meth:`check_profile`);

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from compsuite.eval.metrics.accuracy import accuracy_by, sequence_accuracy
 from compsuite.eval.metrics.signature import Signature
-from compsuite.registry import breakdown
+from compsuite.studies.evaluations import breakdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from compsuite.studies.base import Context

@@ -30,7 +30,7 @@ from compsuite.eval.metrics.accuracy import (accuracy_with_breakdown, sequence_a
                                              signature as accuracy_signature)
 from compsuite.eval.metrics.signature import Signature
 from compsuite.foundation.io import atomic_open, read_aligned, read_lines, sha256_file
-from compsuite.registry import breakdown, evaluation
+from compsuite.studies.evaluations import breakdown, evaluation
 
 if TYPE_CHECKING:  # pragma: no cover
     from compsuite.studies.base import Context
