@@ -40,24 +40,27 @@ def _fail(msg: str, code: int = 1) -> int:
 
 # ----------------------------------------------------------------------------- eval
 def cmd_eval_accuracy(a) -> int:
+    from compsuite.commands import output_options, outputs_given
     from compsuite.eval.metrics.accuracy import accuracy_with_breakdown
-    from compsuite.toolkits.fairseq.predictions import read_fairseq_generate
     from compsuite.models.predictions import read_plain
     from compsuite.eval.readers.predictions import read_tsv
     from compsuite.registry import BREAKDOWNS
 
-    if a.fairseq:
-        preds = read_fairseq_generate(a.fairseq)
+    own = outputs_given(a)   # a toolkit's own output file (--<toolkit> FILE)
+    if own:
+        preds = own[0].read_outputs(own[1])
     elif a.tsv:
         preds = read_tsv(a.tsv)
     elif a.hyp and a.ref:
         preds = read_plain(a.hyp, a.ref, a.src)
     else:
-        return _fail("give --fairseq FILE, --tsv FILE, or --hyp H with --ref R", 2)
+        return _fail(f"give {', '.join(o + ' FILE' for o in output_options())}, --tsv FILE, "
+                     "or --hyp H with --ref R", 2)
     features = None
     if a.breakdown:
         if preds.sources is None:
-            return _fail("--breakdown needs the sources: add --src (or use --fairseq/--tsv)", 2)
+            return _fail("--breakdown needs the sources: add --src (or use "
+                         f"{'/'.join([*output_options(), '--tsv'])})", 2)
         rows = [BREAKDOWNS.get(a.breakdown)(s) for s in preds.sources]
         features = {k: [r[k] for r in rows] for k in rows[0]}
     res = accuracy_with_breakdown(preds.hypotheses, preds.references, features)
@@ -135,27 +138,19 @@ def cmd_eval_consistency(a) -> int:
 def _study(a):
     """The study named on the command line, with the program of ``--model-cmd`` (if
     any) as one more, evaluate-only, run named ``--name``."""
-    from compsuite.commands import engine_settings, model_timeout, unused_engine
+    from compsuite.commands import engine_settings, unused_engine
     from compsuite.registry import get_study
 
     study = get_study(a.study)
     cmd, hf = system_options(a)
     if cmd or hf:
         from compsuite.export import system_run
+        from compsuite.toolkits import user_system
 
         name = DEFAULT_NAME if a.name is None else a.name
-        if cmd:
-            unused_engine(engine_settings(a), "a program (--model-cmd)", "it answers by itself")
-            # the shell has expanded the command line already: taken as it is
-            system_run(study, name, "command", {"command": cmd, "timeout": model_timeout(a),
-                                                "expand": False})
-        else:
-            unused_engine(engine_settings(a), f"a Hugging Face model folder ({hf})",
-                          "transformers decodes it")
-            args = {"model": hf, "train": False}
-            if a.hf_prompt:
-                args["prompt"] = a.hf_prompt.replace("\\n", "\n")
-            system_run(study, name, "hf", args)
+        toolkit, system = user_system(a)   # the backend whose options these are
+        unused_engine(engine_settings(a), system.what, system.instead)
+        system_run(study, name, toolkit, system.args)
         a.runs = list(dict.fromkeys([*(a.runs or []), name]))
     return study
 
@@ -483,6 +478,7 @@ def add_system_arguments(r) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from compsuite.commands import output_arguments
     from compsuite.registry import BREAKDOWNS, load_plugins, read_yaml, studies
 
     plugins = load_plugins()  # study name -> class; registers evaluations and breakdowns
@@ -498,7 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     esub = subs["eval"]
     acc = esub.add_parser("accuracy", help="sequence accuracy (exact match)")
-    acc.add_argument("--fairseq", help="fairseq-generate output")
+    output_arguments(acc)   # --<toolkit> FILE: a toolkit's own output file
     acc.add_argument("--hyp", help="hypotheses, one per line (e.g. onmt_translate -output)")
     acc.add_argument("--ref", help="references, one per line")
     acc.add_argument("--src", help="sources, one per line (for --breakdown)")

@@ -86,12 +86,12 @@ def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
     (``COMPSUITE_DATA``), where the command reads one."""
     engine = engine_settings(a) if kind == "translator" else {}
     if getattr(a, "model_cmd", None):
-        from compsuite.toolkits.command.model import CommandModel
+        from compsuite.toolkits import get_backend, user_system
 
-        unused_engine(engine, "a program (--model-cmd)", "it answers by itself")
+        toolkit, system = user_system(a)   # the backend whose option --model-cmd is
+        unused_engine(engine, system.what, system.instead)
         env = {"COMPSUITE_DATA": str(Path(raw).resolve())} if raw is not None else None
-        return CommandModel(a.model_cmd, batch_size=min(a.batch_size, 256),
-                            timeout=model_timeout(a), env=env)
+        return get_backend(toolkit).user_model(system, min(a.batch_size, 256), env)
     if getattr(a, "model_timeout", None) is not None:
         raise ConfigError("--model-timeout is the time a program may take: give it with "
                           "--model-cmd, or leave it out")
@@ -105,6 +105,37 @@ def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
             engine = {}
         generation.update(max_length=512, **engine)
     return load_checkpoint(a.checkpoint, a.data, kind, **generation)
+
+
+def output_arguments(group, suffix: str = "", what: str = "outputs",
+                     tail: str = "") -> None:
+    """``--<toolkit><suffix> FILE`` in ``group`` for each backend that reads an output
+    file of its toolkit's own (its ``what``: ``outputs``, read by ``read_outputs``, or
+    ``hypotheses``, by ``read_hypotheses``), its help that attribute and ``tail``."""
+    from compsuite.toolkits import backend_names, get_backend
+
+    for name in backend_names():
+        said = getattr(get_backend(name), what)
+        if said:
+            group.add_argument(f"--{name}{suffix}", help=said + tail)
+
+
+def outputs_given(a: argparse.Namespace, suffix: str = "", what: str = "outputs"):
+    """(backend, file) of the :func:`output_arguments` option given, or None."""
+    from compsuite.toolkits import backend_names, get_backend
+
+    for name in backend_names():
+        given = getattr(a, f"{name}{suffix}".replace("-", "_"), None)
+        if given and getattr(get_backend(name), what):
+            return get_backend(name), given
+    return None
+
+
+def output_options(what: str = "outputs", suffix: str = "") -> list[str]:
+    """The :func:`output_arguments` options, for a message."""
+    from compsuite.toolkits import backend_names, get_backend
+
+    return [f"--{n}{suffix}" for n in backend_names() if getattr(get_backend(n), what)]
 
 
 def model_timeout(a: argparse.Namespace) -> float:

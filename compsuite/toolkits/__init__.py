@@ -7,7 +7,7 @@ exports ``BACKEND``, an instance of :class:`~compsuite.toolkits.base.Backend`.  
 toolkit is adding a package here (docs/adding_a_toolkit.md); a backend defined
 elsewhere (an in-process one in a study or a test, say) joins with
 :func:`register_backend`.  The modules beside the packages are what toolkits share:
-``base`` (the interface), ``checkpoints`` (which toolkit wrote a checkpoint),
+``base`` (the interface), ``checkpoints`` (loading a checkpoint file, and its errors),
 ``writing`` (what the data writers share).  A study's YAML names a run's toolkit; nothing here names a
 study.
 
@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from compsuite.foundation.dataset import Dataset
-from compsuite.foundation.errors import DataError, RegistryError
+from compsuite.foundation.errors import ConfigError, DataError, RegistryError
 from compsuite.foundation.names import near
 from compsuite.models.protocol import Model
-from compsuite.toolkits.checkpoints import checkpoint_toolkit, existing
+from compsuite.toolkits.checkpoints import existing, load_state, not_owned
 
-from .base import CHECKPOINT_KINDS, Backend, Checkpoint
+from .base import CHECKPOINT_KINDS, Backend, Checkpoint, UserSystem
 
 _EXTRA: dict[str, Backend] = {}
 
@@ -74,16 +74,63 @@ def get_backend(name: str) -> Backend:
     return backend
 
 
+def title(name: str) -> str:
+    """A toolkit's name in reports: its backend's :attr:`~Backend.title` (else its
+    name); a name no registered backend has, as it is."""
+    if name not in backend_names():
+        return name
+    backend = get_backend(name)
+    return backend.title or backend.name
+
+
+def user_system(options) -> tuple[str, UserSystem]:
+    """The backend and the evaluate-only run of the system the options of ``compsuite
+    run`` bring (:meth:`Backend.user_system`: the first backend, in name order, whose
+    options they are)."""
+    for name in backend_names():
+        system = get_backend(name).user_system(options)
+        if system is not None:
+            return name, system
+    raise ConfigError("the options bring no system a toolkit backend evaluates")
+
+
+def answers_backend() -> str:
+    """The name of the backend of answer files (:attr:`Backend.answers_files`), through
+    which ``compsuite export`` records and ``compsuite score`` replays."""
+    for name in backend_names():
+        if get_backend(name).answers_files:
+            return name
+    raise RegistryError("no toolkit backend records and replays answer files")
+
+
 # ----------------------------------------------------------------------------- models in the loop
+def checkpoint_toolkit(checkpoint: str | Path) -> str:
+    """The backend that owns ``checkpoint`` (a file or a folder), asked in name order
+    (:meth:`Backend.owns_checkpoint`; a file is loaded once for all of them); a file
+    none owns is a DataError naming it."""
+    checkpoint = Path(checkpoint)
+    if not checkpoint.is_dir():
+        checkpoint = existing(checkpoint)
+    loaded: list = []
+
+    def state():
+        if not loaded:
+            loaded.append(load_state(checkpoint))
+        return loaded[0]
+
+    for name in backend_names():
+        if get_backend(name).owns_checkpoint(checkpoint, state):
+            return name
+    raise not_owned(checkpoint)
+
+
 def load_checkpoint(checkpoint: str | Path, data: str | Path | None = None,
                     kind: str = "translator", toolkit: str | None = None, **generation):
     """A checkpoint of any toolkit as a translator or a classifier, by the backend of
     the toolkit that wrote it (``toolkit`` to say which).  ``data``: the folder in that
     toolkit's format the model was trained on (fairseq: its dictionaries);
     ``generation``: ``batch_size``, ``max_length``, ``beam``."""
-    if Path(checkpoint).is_dir():  # the hf backend's checkpoints are folders
-        toolkit = toolkit or "hf"
-    else:
+    if not Path(checkpoint).is_dir():
         checkpoint = existing(checkpoint)
     toolkit = toolkit or checkpoint_toolkit(checkpoint)
     dataset = None if data is None else Dataset(Path(data).parent,

@@ -36,7 +36,7 @@ from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import atomic_open
 from compsuite.schema import check, positive, within
-from compsuite.toolkits.base import TextModelBackend, merge
+from compsuite.toolkits.base import TextModelBackend, UserSystem, merge
 
 #: what an evaluate-only run's folder holds: the program and its settings
 SETTINGS_FILE = "command.json"
@@ -101,6 +101,25 @@ def model_env(data: Dataset | None) -> dict[str, str]:
 
 class CommandBackend(TextModelBackend):
     name = "command"
+    title = "a program (command protocol)"
+
+    def user_system(self, options) -> UserSystem | None:
+        """A program (``--model-cmd``, with ``--model-timeout``), taken as it is: the
+        shell has expanded the command line already."""
+        command = getattr(options, "model_cmd", None)
+        if not command:
+            return None
+        timeout = getattr(options, "model_timeout", None)
+        args = {"command": command, "timeout": Settings.timeout if timeout is None else timeout,
+                "expand": False}
+        return UserSystem(args, "a program (--model-cmd)", "it answers by itself")
+
+    def user_model(self, system: UserSystem, batch_size: int, env: dict | None = None):
+        """The program behind the command protocol (:class:`CommandModel`)."""
+        from compsuite.toolkits.command.model import CommandModel
+
+        return CommandModel(system.args["command"], batch_size=batch_size,
+                            timeout=system.args["timeout"], env=env)
 
     def system(self, run, profile: str) -> dict | None:
         return {"command": settings(run, profile).command}
