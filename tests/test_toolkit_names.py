@@ -11,10 +11,10 @@ docstrings and comments (which may say which toolkits a sentence is about), it
 * imports a toolkit package (``compsuite.toolkits.<toolkit>``) or a toolkit's own
   library (``fairseq``, ``onmt``, ``transformers``);
 * holds a string equal to the name of a backend of a toolkit (``fairseq``, ``onmt``,
-  ``hf``); or equal to the name of one of the suite's own backends (``command``,
-  ``files``, words the suite also uses as keys and options) where it picks a backend:
-  as a positional argument of a call, as a ``toolkit=`` argument, or compared with or
-  given to a name ``toolkit``;
+  ``hf``: every package of ``compsuite/toolkits/`` but the two below); or equal to the
+  name of one of the suite's own backends (``command``, ``files``, words the suite also
+  uses as keys and options) where it picks a backend: as a positional argument of a
+  call, as a ``toolkit=`` argument, or compared with or given to a name ``toolkit``;
 * holds a string with a toolkit's file name in it (``checkpoint_best``,
   ``checkpoint_last``, ``train.log``, ``generate-``, ``_step_``).
 
@@ -27,14 +27,17 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
 from compsuite.foundation.checkout import ROOT
 
-#: backends of a toolkit, named wherever a string equals their name
-TOOLKITS = ("fairseq", "onmt", "hf")
+#: the toolkit packages, each a registered backend of that name
+PACKAGES = tuple(sorted(p.parent.name
+                       for p in (ROOT / "compsuite" / "toolkits").glob("*/__init__.py")))
 #: the suite's own backends, whose names are also ordinary words
 OWN = ("command", "files")
+#: the backends of a toolkit (every other package), named wherever a string equals
+#: their name
+TOOLKITS = tuple(n for n in PACKAGES if n not in OWN)
 #: the toolkits' Python libraries (what ``import`` names)
 LIBRARIES = ("fairseq", "onmt", "transformers")
 FILE_NAMES = re.compile(r"checkpoint_best|checkpoint_last|train\.log|generate-|_step_")
@@ -57,7 +60,7 @@ def modules():
                 continue
             seen.add(p.resolve())
             parts = p.relative_to(ROOT).parts
-            if parts[:2] == ("compsuite", "toolkits") and len(parts) > 3:
+            if parts[:2] == ("compsuite", "toolkits") and parts[2] in PACKAGES:
                 continue        # a toolkit's own package
             if parts[:2] in (("compsuite", "eval"), ("compsuite", "data_prep")):
                 continue        # eval/ and data_prep/ under compsuite's namespace
@@ -145,6 +148,5 @@ def f(run, a):
 def test_the_toolkit_packages_are_the_registered_backends():
     from compsuite.toolkits import backend_names
 
-    packages = {p.parent.name for p in (ROOT / "compsuite" / "toolkits").glob("*/__init__.py")}
-    assert packages <= set(backend_names())
-    assert set(TOOLKITS + OWN) == packages
+    assert set(PACKAGES) <= set(backend_names())
+    assert set(OWN) <= set(PACKAGES) and {"fairseq", "onmt", "hf"} <= set(TOOLKITS)
