@@ -142,8 +142,7 @@ def _study(a):
     from compsuite.registry import get_study
 
     study = get_study(a.study)
-    cmd, hf = system_options(a)
-    if cmd or hf:
+    if system_options(a):
         from compsuite.export import system_run
         from compsuite.toolkits import user_system
 
@@ -155,22 +154,34 @@ def _study(a):
     return study
 
 
-def system_options(a) -> tuple[str | None, str | None]:
-    """(``--model-cmd``, ``--hf-model``) of ``run``, checked: an option that belongs to
-    one of them is refused without it (rather than ignored while the whole profile
-    trains)."""
-    cmd, hf = getattr(a, "model_cmd", None), getattr(a, "hf_model", None)
-    if cmd and hf:
-        raise ConfigError("give --model-cmd or --hf-model, not both (one system per --name)")
-    needs = [("--hf-prompt", getattr(a, "hf_prompt", None), hf, "--hf-model"),
-             ("--model-timeout", getattr(a, "model_timeout", None), cmd, "--model-cmd"),
-             ("--name", getattr(a, "name", None), cmd or hf, "--model-cmd or --hf-model")]
-    for option, given, source, needed in needs:
-        if given is not None and not source:
+def system_backends() -> list:
+    """The backends that bring a system of the user's to ``compsuite run``
+    (:attr:`~compsuite.toolkits.base.Backend.system_options`), in name order."""
+    from compsuite.toolkits import backend_names, get_backend
+
+    return [get_backend(n) for n in backend_names() if get_backend(n).system_options]
+
+
+def system_options(a) -> str | None:
+    """The option of ``run`` that brings a system (the first of a backend's
+    ``system_options``: ``--model-cmd``, ``--hf-model``), checked: one at most, and an
+    option that goes with one is refused without it (rather than ignored while the
+    whole profile trains)."""
+    def given(option):
+        return getattr(a, option.lstrip("-").replace("-", "_"), None)
+
+    groups = [b.system_options for b in system_backends()]
+    brought = [g[0] for g in groups if given(g[0])]
+    if len(brought) > 1:
+        raise ConfigError(f"give {' or '.join(brought)}, not both (one system per --name)")
+    needs = [(o, [g[0]]) for g in groups for o in g[1:]]
+    for option, needed in needs + [("--name", [g[0] for g in groups])]:
+        if given(option) is not None and not any(map(given, needed)):
+            needed = " or ".join(needed)
             raise ConfigError(f"{option} goes with {needed}, which is not given (without "
                               "it the profile's own runs would run instead): add "
                               f"{needed}, or leave out {option}")
-    return cmd, hf
+    return brought[0] if brought else None
 
 
 def _runner(a, study=None):
@@ -450,28 +461,15 @@ def _executor(a, runner) -> None:
 
 
 def add_system_arguments(r) -> None:
-    """``compsuite run``'s options that add the user's system as one more run."""
-    from compsuite.commands import MODEL_TIMEOUT
-    from compsuite.foundation.arguments import command_line, folder_path, positive_float
-
-    r.add_argument("--model-cmd", metavar="COMMAND", type=command_line,
-                   help="evaluate a program behind the command protocol "
-                        "(docs/command_protocol.md) in every unit, as the run --name (the "
-                        "profile's own runs only with --runs; the report lists every "
-                        "result in the runs folder)")
-    r.add_argument("--model-timeout", type=positive_float, metavar="S",
-                   help="with --model-cmd: seconds one batch may take (default "
-                        f"{MODEL_TIMEOUT:.0f})")
-    r.add_argument("--hf-model", metavar="DIR", type=folder_path,
-                   help="evaluate a local Hugging Face model folder as it is (translator "
-                        "or classifier, by its config) in every unit, as the run --name "
-                        "(as --model-cmd)")
-    r.add_argument("--hf-prompt", metavar="TEMPLATE",
-                   help="with --hf-model: the prompt, {input} for the input "
-                        "(default: the input alone)")
+    """``compsuite run``'s options that add the user's system as one more run: each
+    backend's own (:meth:`~compsuite.toolkits.base.Backend.add_system_arguments`), then
+    ``--name``."""
+    for backend in system_backends():
+        backend.add_system_arguments(r)
     r.add_argument("--name", metavar="NAME",
-                   help="with --model-cmd or --hf-model: the run's name in the report and "
-                        f"its folders, one plain folder name (default {DEFAULT_NAME})")
+                   help=f"with {' or '.join(b.system_options[0] for b in system_backends())}: "
+                        "the run's name in the report and its folders, one plain folder "
+                        f"name (default {DEFAULT_NAME})")
     from compsuite.commands import engine_arguments
 
     engine_arguments(r)   # over the profile's generation (docs/fast_decoding.md)

@@ -108,16 +108,17 @@ def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
 
 
 def output_arguments(group, suffix: str = "", what: str = "outputs",
-                     tail: str = "") -> None:
+                     inputs: str = "the inputs") -> None:
     """``--<toolkit><suffix> FILE`` in ``group`` for each backend that reads an output
     file of its toolkit's own (its ``what``: ``outputs``, read by ``read_outputs``, or
-    ``hypotheses``, by ``read_hypotheses``), its help that attribute and ``tail``."""
+    ``hypotheses``, by ``read_hypotheses``), its help that attribute (``inputs``: what
+    the outputs are of)."""
     from compsuite.toolkits import backend_names, get_backend
 
     for name in backend_names():
         said = getattr(get_backend(name), what)
         if said:
-            group.add_argument(f"--{name}{suffix}", help=said + tail)
+            group.add_argument(f"--{name}{suffix}", help=said.format(inputs=inputs))
 
 
 def outputs_given(a: argparse.Namespace, suffix: str = "", what: str = "outputs"):

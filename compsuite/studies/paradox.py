@@ -328,7 +328,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
                    choices=["np_vp", "s_conj_s", "substitutivity", "overgeneralisation"])
     src = s.add_mutually_exclusive_group(required=True)
     src.add_argument("--hyps", help="one Dutch translation per line of <test>.en")
-    output_arguments(src, "-output", "hypotheses", " for <test>.en")
+    output_arguments(src, "-output", "hypotheses", "<test>.en")
     src.add_argument("--checkpoint", help="a fairseq checkpoint (needs --data), or a local "
                                           "Hugging Face model folder (a translation model: "
                                           "reads the English inputs as they are)")

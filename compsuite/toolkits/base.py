@@ -24,7 +24,8 @@ A backend wraps one toolkit behind the same small interface:
   (:meth:`Backend.owns_checkpoint`), the validation scores its training logged
   (:meth:`Backend.validation_scores`), its own output files
   (:meth:`Backend.read_outputs`, :meth:`Backend.read_hypotheses`), a system the user
-  brings on the command line (:meth:`Backend.user_system`, :meth:`Backend.user_model`)
+  brings on the command line (:attr:`Backend.system_options`,
+  :meth:`Backend.user_system`, :meth:`Backend.user_model`)
   and whether it is the backend of answer files (:attr:`Backend.answers_files`).  No
   module outside a toolkit's package names the toolkit.
 
@@ -119,12 +120,16 @@ class Backend:
     #: outputs are plain text, one per line
     outputs: str | None = None
     #: the output files :meth:`read_hypotheses` reads (a study's ``--<name>-output
-    #: FILE``); None: none
+    #: FILE``), ``{inputs}`` where the inputs are named; None: none
     hypotheses: str | None = None
     #: whether this is the backend of answer files, through which ``compsuite export``
     #: records a study's inputs and ``compsuite score`` replays the answers (its run's
     #: ``args``: ``mode``, ``record`` or ``replay``; ``inputs``; ``answers``)
     answers_files: bool = False
+    #: the options of ``compsuite run`` that bring a system of this backend's
+    #: (:meth:`add_system_arguments`): the one that names the system first, then those
+    #: that go with it; () where it has none
+    system_options: tuple[str, ...] = ()
 
     def write_data(self, data: Dataset) -> Path:
         return data.raw
@@ -241,6 +246,10 @@ class Backend:
         """The best hypothesis for each of ``n`` inputs, in their order, from the
         toolkit's own prediction output (:attr:`hypotheses`; no references needed)."""
         raise ConfigError(f"the {self.name} backend has no output file of its own to read")
+
+    def add_system_arguments(self, parser) -> None:
+        """Add :attr:`system_options` to ``compsuite run``'s ``parser``, each with its
+        type and help."""
 
     def user_system(self, options) -> UserSystem | None:
         """The evaluate-only run of a system the user brings, from the options of

@@ -102,6 +102,19 @@ def model_env(data: Dataset | None) -> dict[str, str]:
 class CommandBackend(TextModelBackend):
     name = "command"
     title = "a program (command protocol)"
+    system_options = ("--model-cmd", "--model-timeout")
+
+    def add_system_arguments(self, parser) -> None:
+        from compsuite.foundation.arguments import command_line, positive_float
+
+        parser.add_argument("--model-cmd", metavar="COMMAND", type=command_line,
+                            help="evaluate a program behind the command protocol "
+                                 "(docs/command_protocol.md) in every unit, as the run "
+                                 "--name (the profile's own runs only with --runs; the "
+                                 "report lists every result in the runs folder)")
+        parser.add_argument("--model-timeout", type=positive_float, metavar="S",
+                            help="with --model-cmd: seconds one batch may take (default "
+                                 f"{Settings.timeout:.0f})")
 
     def user_system(self, options) -> UserSystem | None:
         """A program (``--model-cmd``, with ``--model-timeout``), taken as it is: the

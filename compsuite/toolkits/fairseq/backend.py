@@ -63,7 +63,8 @@ class FairseqBackend(Backend):
     title = "fairseq"
     checkpoint_file = "checkpoints/checkpoint_best.pt"
     outputs = "fairseq-generate output"
-    hypotheses = "fairseq-generate or fairseq-interactive output (D- lines, else H- lines)"
+    hypotheses = ("fairseq-generate or fairseq-interactive output for {inputs} (D- lines, "
+                  "else H- lines)")
 
     def owns_checkpoint(self, path: Path, state) -> bool:
         """A file holding fairseq's configuration and model."""

@@ -188,6 +188,18 @@ class HFBackend(Backend):
     checkpoint_kinds = ("step",)   # Trainer's save_steps
     checkpoint_folder = CHECKPOINTS
     title = "Hugging Face"
+    system_options = ("--hf-model", "--hf-prompt")
+
+    def add_system_arguments(self, parser) -> None:
+        from compsuite.foundation.arguments import folder_path
+
+        parser.add_argument("--hf-model", metavar="DIR", type=folder_path,
+                            help="evaluate a local Hugging Face model folder as it is "
+                                 "(translator or classifier, by its config) in every unit, "
+                                 "as the run --name (as --model-cmd)")
+        parser.add_argument("--hf-prompt", metavar="TEMPLATE",
+                            help="with --hf-model: the prompt, {input} for the input "
+                                 "(default: the input alone)")
 
     def owns_checkpoint(self, path: Path, state) -> bool:
         """A folder: Trainer's checkpoints and model folders are folders."""
