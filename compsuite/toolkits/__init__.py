@@ -175,8 +175,9 @@ def saved_checkpoints(folder: str | Path, backend: Backend | None = None) -> lis
         of_kind = [c for c in found if c.kind == kind]
         if of_kind:
             return sorted(of_kind, key=lambda c: (c.at, str(c.path)))
-    raise DataError(f"{folder}: no per-epoch or per-step checkpoints (fairseq: do not pass "
-                    "--no-epoch-checkpoints; OpenNMT-py: keep_checkpoint -1)")
+    advice = "; ".join(f"{title(n)}: {get_backend(n).checkpoint_advice}"
+                       for n in backend_names() if get_backend(n).checkpoint_advice)
+    raise DataError(f"{folder}: no per-epoch or per-step checkpoints ({advice})")
 
 
 # ----------------------------------------------------------------------------- data

@@ -106,6 +106,9 @@ class Backend:
     checkpoint_kinds: tuple[str, ...] = ()
     #: the folder of a run folder the training saves its checkpoints in
     checkpoint_folder: str = "checkpoints"
+    #: how to make its training keep the checkpoints it saves on its way (the error on a
+    #: folder without any); None: nothing to say
+    checkpoint_advice: str | None = None
     #: the toolkit's name in reports and messages (:func:`compsuite.toolkits.title`;
     #: empty: the backend's :attr:`name`)
     title: str = ""

@@ -62,6 +62,7 @@ class FairseqBackend(Backend):
     checkpoint_kinds = ("update", "epoch")
     title = "fairseq"
     checkpoint_file = "checkpoints/checkpoint_best.pt"
+    checkpoint_advice = "do not pass --no-epoch-checkpoints"
     outputs = "fairseq-generate output"
     hypotheses = ("fairseq-generate or fairseq-interactive output for {inputs} (D- lines, "
                   "else H- lines)")

@@ -63,6 +63,7 @@ class OnmtBackend(Backend):
     checkpoint_kinds = ("step",)   # keep_checkpoint -1 keeps them all
     title = "OpenNMT-py"
     checkpoint_file = "checkpoints/model_step_1000.pt"
+    checkpoint_advice = "keep_checkpoint -1"
     validation = "onmt validation accuracy (teacher-forced tokens)"
 
     def owns_checkpoint(self, path: Path, state) -> bool:
