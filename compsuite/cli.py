@@ -40,24 +40,27 @@ def _fail(msg: str, code: int = 1) -> int:
 
 # ----------------------------------------------------------------------------- eval
 def cmd_eval_accuracy(a) -> int:
+    from compsuite.commands import output_options, outputs_given
     from compsuite.eval.metrics.accuracy import accuracy_with_breakdown
-    from compsuite.toolkits.fairseq.predictions import read_fairseq_generate
     from compsuite.models.predictions import read_plain
     from compsuite.eval.readers.predictions import read_tsv
     from compsuite.studies.evaluations import BREAKDOWNS
 
-    if a.fairseq:
-        preds = read_fairseq_generate(a.fairseq)
+    own = outputs_given(a)   # a toolkit's own output file (--<toolkit> FILE)
+    if own:
+        preds = own[0].read_outputs(own[1])
     elif a.tsv:
         preds = read_tsv(a.tsv)
     elif a.hyp and a.ref:
         preds = read_plain(a.hyp, a.ref, a.src)
     else:
-        return _fail("give --fairseq FILE, --tsv FILE, or --hyp H with --ref R", 2)
+        return _fail(f"give {', '.join(o + ' FILE' for o in output_options())}, --tsv FILE, "
+                     "or --hyp H with --ref R", 2)
     features = None
     if a.breakdown:
         if preds.sources is None:
-            return _fail("--breakdown needs the sources: add --src (or use --fairseq/--tsv)", 2)
+            return _fail("--breakdown needs the sources: add --src (or use "
+                         f"{'/'.join([*output_options(), '--tsv'])})", 2)
         rows = [BREAKDOWNS.get(a.breakdown)(s) for s in preds.sources]
         features = {k: [r[k] for r in rows] for k in rows[0]}
     res = accuracy_with_breakdown(preds.hypotheses, preds.references, features)
@@ -135,47 +138,50 @@ def cmd_eval_consistency(a) -> int:
 def _study(a):
     """The study named on the command line, with the program of ``--model-cmd`` (if
     any) as one more, evaluate-only, run named ``--name``."""
-    from compsuite.commands import engine_settings, model_timeout, unused_engine
+    from compsuite.commands import engine_settings, unused_engine
     from compsuite.registry import get_study
 
     study = get_study(a.study)
-    cmd, hf = system_options(a)
-    if cmd or hf:
+    if system_options(a):
         from compsuite.export import system_run
+        from compsuite.toolkits import user_system
 
         name = DEFAULT_NAME if a.name is None else a.name
-        if cmd:
-            unused_engine(engine_settings(a), "a program (--model-cmd)", "it answers by itself")
-            # the shell has expanded the command line already: taken as it is
-            system_run(study, name, "command", {"command": cmd, "timeout": model_timeout(a),
-                                                "expand": False})
-        else:
-            unused_engine(engine_settings(a), f"a Hugging Face model folder ({hf})",
-                          "transformers decodes it")
-            args = {"model": hf, "train": False}
-            if a.hf_prompt:
-                args["prompt"] = a.hf_prompt.replace("\\n", "\n")
-            system_run(study, name, "hf", args)
+        toolkit, system = user_system(a)   # the backend whose options these are
+        unused_engine(engine_settings(a), system.what, system.instead)
+        system_run(study, name, toolkit, system.args)
         a.runs = list(dict.fromkeys([*(a.runs or []), name]))
     return study
 
 
-def system_options(a) -> tuple[str | None, str | None]:
-    """(``--model-cmd``, ``--hf-model``) of ``run``, checked: an option that belongs to
-    one of them is refused without it (rather than ignored while the whole profile
-    trains)."""
-    cmd, hf = getattr(a, "model_cmd", None), getattr(a, "hf_model", None)
-    if cmd and hf:
-        raise ConfigError("give --model-cmd or --hf-model, not both (one system per --name)")
-    needs = [("--hf-prompt", getattr(a, "hf_prompt", None), hf, "--hf-model"),
-             ("--model-timeout", getattr(a, "model_timeout", None), cmd, "--model-cmd"),
-             ("--name", getattr(a, "name", None), cmd or hf, "--model-cmd or --hf-model")]
-    for option, given, source, needed in needs:
-        if given is not None and not source:
+def system_backends() -> list:
+    """The backends that bring a system of the user's to ``compsuite run``
+    (:attr:`~compsuite.toolkits.base.Backend.system_options`), in name order."""
+    from compsuite.toolkits import backend_names, get_backend
+
+    return [get_backend(n) for n in backend_names() if get_backend(n).system_options]
+
+
+def system_options(a) -> str | None:
+    """The option of ``run`` that brings a system (the first of a backend's
+    ``system_options``: ``--model-cmd``, ``--hf-model``), checked: one at most, and an
+    option that goes with one is refused without it (rather than ignored while the
+    whole profile trains)."""
+    def given(option):
+        return getattr(a, option.lstrip("-").replace("-", "_"), None)
+
+    groups = [b.system_options for b in system_backends()]
+    brought = [g[0] for g in groups if given(g[0])]
+    if len(brought) > 1:
+        raise ConfigError(f"give {' or '.join(brought)}, not both (one system per --name)")
+    needs = [(o, [g[0]]) for g in groups for o in g[1:]]
+    for option, needed in needs + [("--name", [g[0] for g in groups])]:
+        if given(option) is not None and not any(map(given, needed)):
+            needed = " or ".join(needed)
             raise ConfigError(f"{option} goes with {needed}, which is not given (without "
                               "it the profile's own runs would run instead): add "
                               f"{needed}, or leave out {option}")
-    return cmd, hf
+    return brought[0] if brought else None
 
 
 def _runner(a, study=None):
@@ -442,30 +448,22 @@ def _executor(a, runner) -> None:
 
 
 def add_system_arguments(r) -> None:
-    """``compsuite run``'s options that add the user's system as one more run."""
-    from compsuite.commands import program_arguments
-    from compsuite.foundation.arguments import folder_path
-
-    program_arguments(r, r, help="evaluate a program behind the command protocol "
-                                 "(docs/command_protocol.md) in every unit, as the run --name "
-                                 "(the profile's own runs only with --runs; the report lists "
-                                 "every result in the runs folder)")
-    r.add_argument("--hf-model", metavar="DIR", type=folder_path,
-                   help="evaluate a local Hugging Face model folder as it is (translator "
-                        "or classifier, by its config) in every unit, as the run --name "
-                        "(as --model-cmd)")
-    r.add_argument("--hf-prompt", metavar="TEMPLATE",
-                   help="with --hf-model: the prompt, {input} for the input "
-                        "(default: the input alone)")
+    """``compsuite run``'s options that add the user's system as one more run: each
+    backend's own (:meth:`~compsuite.toolkits.base.Backend.add_system_arguments`), then
+    ``--name``."""
+    for backend in system_backends():
+        backend.add_system_arguments(r)
     r.add_argument("--name", metavar="NAME",
-                   help="with --model-cmd or --hf-model: the run's name in the report and "
-                        f"its folders, one plain folder name (default {DEFAULT_NAME})")
+                   help=f"with {' or '.join(b.system_options[0] for b in system_backends())}: "
+                        "the run's name in the report and its folders, one plain folder "
+                        f"name (default {DEFAULT_NAME})")
     from compsuite.commands import engine_arguments
 
     engine_arguments(r)   # over every unit's generation (docs/fast_decoding.md)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from compsuite.commands import output_arguments
     from compsuite.registry import load_plugins, read_yaml, studies
     from compsuite.studies.evaluations import BREAKDOWNS
 
@@ -482,7 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     esub = subs["eval"]
     acc = esub.add_parser("accuracy", help="sequence accuracy (exact match)")
-    acc.add_argument("--fairseq", help="fairseq-generate output")
+    output_arguments(acc)   # --<toolkit> FILE: a toolkit's own output file
     acc.add_argument("--hyp", help="hypotheses, one per line (e.g. onmt_translate -output)")
     acc.add_argument("--ref", help="references, one per line")
     acc.add_argument("--src", help="sources, one per line (for --breakdown)")

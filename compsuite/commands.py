@@ -86,15 +86,13 @@ def engine_settings(a: argparse.Namespace) -> dict:
     return settings
 
 
-def program_arguments(sources, p: argparse.ArgumentParser, reads: str = "",
-                      help: str | None = None) -> None:
+def program_arguments(sources, p: argparse.ArgumentParser, reads: str = "") -> None:
     """``--model-cmd`` (in ``sources``, the group of a command's model sources) and
-    ``--model-timeout`` (in ``p``): a program behind the command protocol; ``help``:
-    instead of the help of ``--model-cmd`` (with ``reads``), another one."""
+    ``--model-timeout`` (in ``p``): a program behind the command protocol."""
     sources.add_argument("--model-cmd", metavar="COMMAND", type=command_line,
-                         help=help or "a program behind the command protocol (JSON lines on "
-                                      "stdin/stdout; docs/command_protocol.md)" +
-                                      (f"; {reads}" if reads else ""))
+                         help="a program behind the command protocol (JSON lines on "
+                              "stdin/stdout; docs/command_protocol.md)" +
+                              (f"; {reads}" if reads else ""))
     p.add_argument("--model-timeout", type=positive_float, default=None, metavar="S",
                    help="with --model-cmd: seconds one batch may take (default "
                         f"{MODEL_TIMEOUT:.0f})")
@@ -109,13 +107,13 @@ def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
 
     engine = engine_settings(a) if kind == "translator" else {}
     if getattr(a, "model_cmd", None):
-        from compsuite.toolkits.command.model import CommandModel
+        from compsuite.toolkits import get_backend, user_system
 
-        unused_engine(engine, "a program (--model-cmd)", "it answers by itself")
+        toolkit, system = user_system(a)   # the backend whose option --model-cmd is
+        unused_engine(engine, system.what, system.instead)
         env = {"COMPSUITE_DATA": str(Path(raw).resolve())} if raw is not None else None
-        return counted(CommandModel(a.model_cmd,
-                                    batch_size=min(a.batch_size or PROGRAM_BATCH, PROGRAM_BATCH),
-                                    timeout=model_timeout(a), env=env))
+        return counted(get_backend(toolkit).user_model(
+            system, min(a.batch_size or PROGRAM_BATCH, PROGRAM_BATCH), env))
     if getattr(a, "model_timeout", None) is not None:
         raise ConfigError("--model-timeout is the time a program may take: give it with "
                           "--model-cmd, or leave it out")
@@ -129,6 +127,38 @@ def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
     given = {} if a.batch_size is None else {"batch_size": a.batch_size}
     return load_checkpoint(a.checkpoint, a.data, kind,
                            generation=decoding({**given, **engine}, "options"))
+
+
+def output_arguments(group, suffix: str = "", what: str = "outputs",
+                     inputs: str = "the inputs") -> None:
+    """``--<toolkit><suffix> FILE`` in ``group`` for each backend that reads an output
+    file of its toolkit's own (its ``what``: ``outputs``, read by ``read_outputs``, or
+    ``hypotheses``, by ``read_hypotheses``), its help that attribute (``inputs``: what
+    the outputs are of)."""
+    from compsuite.toolkits import backend_names, get_backend
+
+    for name in backend_names():
+        said = getattr(get_backend(name), what)
+        if said:
+            group.add_argument(f"--{name}{suffix}", help=said.format(inputs=inputs))
+
+
+def outputs_given(a: argparse.Namespace, suffix: str = "", what: str = "outputs"):
+    """(backend, file) of the :func:`output_arguments` option given, or None."""
+    from compsuite.toolkits import backend_names, get_backend
+
+    for name in backend_names():
+        given = getattr(a, f"{name}{suffix}".replace("-", "_"), None)
+        if given and getattr(get_backend(name), what):
+            return get_backend(name), given
+    return None
+
+
+def output_options(what: str = "outputs", suffix: str = "") -> list[str]:
+    """The :func:`output_arguments` options, for a message."""
+    from compsuite.toolkits import backend_names, get_backend
+
+    return [f"--{n}{suffix}" for n in backend_names() if getattr(get_backend(n), what)]
 
 
 def model_timeout(a: argparse.Namespace) -> float:

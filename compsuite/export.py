@@ -94,6 +94,7 @@ def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds
     """Write every test input of ``study``'s ``profile`` under ``out`` (see the module
     docstring); returns the manifest."""
     from compsuite.runner import Runner
+    from compsuite.toolkits import answers_backend
 
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -106,8 +107,8 @@ def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds
             runner = Runner(study, profile, data_root=data_root, runs_root=Path(work),
                             show=show)
             name = "export"
-            system_run(study, name, "files", {"mode": "record",
-                                              "inputs": str(part.resolve())})
+            system_run(study, name, answers_backend(), {"mode": "record",
+                                                        "inputs": str(part.resolve())})
             units = runner.plan(seeds=seeds, runs=[name], parts=parts)
             if not units:
                 raise ConfigError(f"{study.name} --profile {profile}: no units to export")
@@ -202,6 +203,7 @@ def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
     skipped units with reasons)."""
     from compsuite.locks import folder_lock
     from compsuite.runner import Runner
+    from compsuite.toolkits import answers_backend
 
     check_name(name)   # before anything is read: it names the folders written
     manifest = read_manifest(inputs, study.name, profile)
@@ -209,8 +211,9 @@ def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
         raise DataError(f"{answers}: no such folder (the answers: <unit>/<name>.hyp)")
     runner = Runner(study, profile, data_root=data_root,
                     runs_root=Path(runs_root) / "scored", show=show)
-    system_run(study, name, "files", {"mode": "replay", "inputs": str(Path(inputs).resolve()),
-                            "answers": str(Path(answers).resolve())})
+    system_run(study, name, answers_backend(), {
+        "mode": "replay", "inputs": str(Path(inputs).resolve()),
+        "answers": str(Path(answers).resolve())})
     # the same unit of the study, whatever the run is called in its folder's name
     exported = {(e["part"], e["dataset"], e["seed"]): e["unit"] for e in manifest["units"]}
     planned = runner.plan(seeds=sorted({e["seed"] for e in manifest["units"]}), runs=[name])

@@ -222,7 +222,7 @@ LOG = """\
 
 
 def test_validation_accuracy_belongs_to_the_checkpoint_saved_next():
-    from compsuite.eval.pcfgset.checkpoint_selection import validation_accuracies
+    from compsuite.toolkits.onmt.validation import validation_accuracies
 
     accs = validation_accuracies(LOG.splitlines())
     # the last save follows a later step's report, not a validation: no accuracy
@@ -236,13 +236,14 @@ def test_the_first_of_equal_best_checkpoints_is_scored(tmp_path):
     (tmp_path / "train.log").write_text(LOG)
     ckpts = [Checkpoint("step", s, tmp_path / f"model_step_{s}.pt")
              for s in (1247, 2494, 3741, 3745)]
-    sel = best_onmt_checkpoint(tmp_path, ckpts)
+    onmt = get_backend("onmt")
+    sel = best_onmt_checkpoint(onmt, tmp_path, ckpts)
     assert sel["step"] == 2494 and sel["checkpoint"].endswith("model_step_2494.pt")
     assert sel["valid_accuracy"] == 88.25
     assert sel["signature"] == ("metric:onmt_valid_accuracy|tokens:teacher-forced|scale:percent"
                                 "|read:train.log|rule:best_valid_accuracy|version:1")
     with pytest.raises(ConfigError, match="keep_checkpoint"):
-        best_onmt_checkpoint(tmp_path, [c for c in ckpts if c.at != 2494])
+        best_onmt_checkpoint(onmt, tmp_path, [c for c in ckpts if c.at != 2494])
 
 
 def test_select_model_py_keeps_the_checkpoint_before_the_best(tmp_path):
@@ -254,11 +255,12 @@ def test_select_model_py_keeps_the_checkpoint_before_the_best(tmp_path):
     (tmp_path / "train.log").write_text(LOG)
     ckpts = [Checkpoint("step", s, tmp_path / f"model_step_{s}.pt")
              for s in (1247, 2494, 3741, 3745)]
-    sel = best_onmt_checkpoint(tmp_path, ckpts, "select_model_py")
+    onmt = get_backend("onmt")
+    sel = best_onmt_checkpoint(onmt, tmp_path, ckpts, "select_model_py")
     assert (sel["step"], sel["best_step"], sel["valid_accuracy"]) == (1247, 2494, 61.5)
     first = LOG.replace("61.5", "99.0")
     (tmp_path / "train.log").write_text(first)
-    assert best_onmt_checkpoint(tmp_path, ckpts, "select_model_py")["step"] == 1247
+    assert best_onmt_checkpoint(onmt, tmp_path, ckpts, "select_model_py")["step"] == 1247
 
 
 def test_selection_reads_a_real_opennmt_log(tiny_runs):
@@ -272,7 +274,7 @@ def test_selection_reads_a_real_opennmt_log(tiny_runs):
     log = (run_dir / "train.log").read_text()
     assert "filtertoolong" in log
     backend = get_backend("onmt")
-    sel = best_onmt_checkpoint(run_dir, backend.checkpoints(run_dir, "step"))
+    sel = best_onmt_checkpoint(backend, run_dir, backend.checkpoints(run_dir, "step"))
     assert set(sel["by_step"]) == {"6", "12"}
     assert Path(sel["checkpoint"]).is_file() and info["checkpoint"].endswith("_step_12.pt")
 

@@ -152,7 +152,7 @@ class FakeBackend:
         hyps = [" ".join(r) if i < self.right[step] else "間違い"
                 for i, r in enumerate(self.refs)]   # pieces separated by spaces
         write_lines(out_dir / "pred.txt", hyps)
-        return SimpleNamespace(path=out_dir / "pred.txt")
+        return SimpleNamespace(path=out_dir / "pred.txt", hypotheses=hyps)
 
 
 def test_checkpoint_selection_by_dev_exact_match_resumes_and_prunes(tmp_path):
@@ -185,6 +185,50 @@ def test_checkpoint_selection_by_dev_exact_match_resumes_and_prunes(tmp_path):
         select()
 
 
+class GenerateBackend(FakeBackend):
+    """FakeBackend's translations as fairseq-generate writes them (``S-``/``T-``/``H-``/
+    ``D-``/``P-`` lines, the sentences out of order, a log line first), read by the
+    fairseq backend."""
+
+    def predict(self, trained, data, split, generation, out_dir, show=True, wrap=None):
+        from compsuite.toolkits import get_backend
+
+        step = int(Path(trained["checkpoint"]).stem.rsplit("_", 1)[1])
+        self.calls.append(step)
+        lines = ["2024-01-01 | INFO | fairseq_cli.generate | loading"]
+        for i in reversed(range(len(self.refs))):
+            hyp = " ".join(self.refs[i]) if i < self.right[step] else "間違い"
+            lines += [f"S-{i}\tsource {i}", f"T-{i}\t{' '.join(self.refs[i])}",
+                      f"H-{i}\t-0.25\t{hyp}", f"D-{i}\t-0.25\t{hyp}", f"P-{i}\t-0.25 -0.25"]
+        write_lines(out_dir / f"generate-{split}.txt", lines)
+        return get_backend("fairseq").read_outputs(out_dir / f"generate-{split}.txt")
+
+
+def test_selection_and_scoring_read_the_hypotheses_of_a_generate_file(tmp_path):
+    """A backend whose own output is not one hypothesis per line (fairseq-generate's):
+    the selection scores and the split scored are its hypotheses, as the backend read
+    them, not the file's lines."""
+    from compsuite.eval.sget.scoring import score_split
+    from compsuite.eval.sget.selection import select_checkpoint
+
+    refs = ["猫が走った。", "犬が寝た。", "鳥が鳴いた。", "魚が泳いだ。"]
+    dev = tmp_path / "data" / "encoded" / "text" / "dev.ja"
+    write_lines(dev, refs)
+    run_dir = tmp_path / "run"
+    backend = GenerateBackend(run_dir, refs, {10: 1, 20: 3, 30: 4})
+    sel = select_checkpoint(backend, run_dir, SimpleNamespace(root=tmp_path / "data"), {}, dev)
+    assert sel["by_step"] == {"10": 0.25, "20": 0.75, "30": 1.0} and sel["best_step"] == 30
+    text = tmp_path / "text"
+    write_lines(text / "test.ja", refs)
+    write_lines(text / "test.en", ["The cat ran .", "The dog slept .", "The bird sang .",
+                                   "The fish swam ."])
+    write_lines(text / "test.pattern", ["active_to_passive"] * 4)
+    pred = backend.predict({"checkpoint": sel["checkpoint"]}, None, "test", {}, tmp_path / "out")
+    scored = score_split("test", pred, text, tmp_path / "out", gen_info_file=tmp_path / "none")
+    assert read_lines(tmp_path / "out" / "test.ja") == refs
+    assert scored["exact_match"] == 1.0
+
+
 class SampledBackend(FakeBackend):
     """Checkpoints right on given sets of development lines; a sample of lines is
     decoded by ``predict_lines``, the whole set by ``predict`` (both counted)."""
@@ -199,8 +243,9 @@ class SampledBackend(FakeBackend):
     def predict(self, trained, data, split, generation, out_dir, show=True, wrap=None):
         step = int(Path(trained["checkpoint"]).stem.rsplit("_", 1)[1])
         self.calls.append(step)
-        write_lines(out_dir / "pred.txt", [self.hyp(step, i) for i in range(len(self.refs))])
-        return SimpleNamespace(path=out_dir / "pred.txt")
+        hyps = [self.hyp(step, i) for i in range(len(self.refs))]
+        write_lines(out_dir / "pred.txt", hyps)
+        return SimpleNamespace(path=out_dir / "pred.txt", hypotheses=hyps)
 
     def predict_lines(self, trained, data, split, lines, generation, out, show=False):
         assert split == "valid" and out.name.startswith("pred-valid.sample")

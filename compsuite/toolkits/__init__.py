@@ -7,7 +7,7 @@ exports ``BACKEND``, an instance of :class:`~compsuite.toolkits.base.Backend`.  
 toolkit is adding a package here (docs/adding_a_toolkit.md); a backend defined
 elsewhere (an in-process one in a study or a test, say) joins with
 :func:`register_backend`.  The modules beside the packages are what toolkits share:
-``base`` (the interface), ``checkpoints`` (which toolkit wrote a checkpoint),
+``base`` (the interface), ``checkpoints`` (loading a checkpoint file, and its errors),
 ``writing`` (what the data writers share).  A study's YAML names a run's toolkit; nothing here names a
 study.
 
@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from compsuite.foundation.dataset import Dataset
-from compsuite.foundation.errors import DataError, RegistryError
+from compsuite.foundation.errors import ConfigError, DataError, RegistryError
 from compsuite.foundation.names import near
 from compsuite.models.decoding import Decoding, decoding
 from compsuite.models.protocol import Model, counted
-from compsuite.toolkits.checkpoints import checkpoint_toolkit, existing
+from compsuite.toolkits.checkpoints import existing, load_state, not_owned
 
-from .base import CHECKPOINT_KINDS, Backend, Checkpoint
+from .base import CHECKPOINT_KINDS, Backend, Checkpoint, UserSystem
 
 _EXTRA: dict[str, Backend] = {}
 
@@ -75,7 +75,56 @@ def get_backend(name: str) -> Backend:
     return backend
 
 
+def title(name: str) -> str:
+    """A toolkit's name in reports: its backend's :attr:`~Backend.title` (else its
+    name); a name no registered backend has, as it is."""
+    if name not in backend_names():
+        return name
+    backend = get_backend(name)
+    return backend.title or backend.name
+
+
+def user_system(options) -> tuple[str, UserSystem]:
+    """The backend and the evaluate-only run of the system the options of ``compsuite
+    run`` bring (:meth:`Backend.user_system`: the first backend, in name order, whose
+    options they are)."""
+    for name in backend_names():
+        system = get_backend(name).user_system(options)
+        if system is not None:
+            return name, system
+    raise ConfigError("the options bring no system a toolkit backend evaluates")
+
+
+def answers_backend() -> str:
+    """The name of the backend of answer files (:attr:`Backend.answers_files`), through
+    which ``compsuite export`` records and ``compsuite score`` replays."""
+    for name in backend_names():
+        if get_backend(name).answers_files:
+            return name
+    raise RegistryError("no toolkit backend records and replays answer files")
+
+
 # ----------------------------------------------------------------------------- models in the loop
+def checkpoint_toolkit(checkpoint: str | Path) -> str:
+    """The backend that owns ``checkpoint`` (a file or a folder), asked in name order
+    (:meth:`Backend.owns_checkpoint`; a file is loaded once for all of them); a file
+    none owns is a DataError naming it."""
+    checkpoint = Path(checkpoint)
+    if not checkpoint.is_dir():
+        checkpoint = existing(checkpoint)
+    loaded: list = []
+
+    def state():
+        if not loaded:
+            loaded.append(load_state(checkpoint))
+        return loaded[0]
+
+    for name in backend_names():
+        if get_backend(name).owns_checkpoint(checkpoint, state):
+            return name
+    raise not_owned(checkpoint)
+
+
 def load_checkpoint(checkpoint: str | Path, data: str | Path | None = None,
                     kind: str = "translator", toolkit: str | None = None,
                     generation: Decoding = Decoding()):
@@ -84,9 +133,7 @@ def load_checkpoint(checkpoint: str | Path, data: str | Path | None = None,
     (:class:`~compsuite.models.protocol.Counting`).  ``data``: the folder in that
     toolkit's format the model was trained on (fairseq: its dictionaries);
     ``generation``: the decoding settings (each left out: the model's own)."""
-    if Path(checkpoint).is_dir():  # the hf backend's checkpoints are folders
-        toolkit = toolkit or "hf"
-    else:
+    if not Path(checkpoint).is_dir():
         checkpoint = existing(checkpoint)
     toolkit = toolkit or checkpoint_toolkit(checkpoint)
     dataset = None if data is None else Dataset(Path(data).parent,
@@ -137,8 +184,9 @@ def saved_checkpoints(folder: str | Path, backend: Backend | None = None) -> lis
         of_kind = [c for c in found if c.kind == kind]
         if of_kind:
             return sorted(of_kind, key=lambda c: (c.at, str(c.path)))
-    raise DataError(f"{folder}: no per-epoch or per-step checkpoints (fairseq: do not pass "
-                    "--no-epoch-checkpoints; OpenNMT-py: keep_checkpoint -1)")
+    advice = "; ".join(f"{title(n)}: {get_backend(n).checkpoint_advice}"
+                       for n in backend_names() if get_backend(n).checkpoint_advice)
+    raise DataError(f"{folder}: no per-epoch or per-step checkpoints ({advice})")
 
 
 # ----------------------------------------------------------------------------- data

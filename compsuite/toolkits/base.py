@@ -18,7 +18,16 @@ A backend wraps one toolkit behind the same small interface:
 * :meth:`Backend.checkpoints`: the checkpoints a training saved on its way
   (:class:`Checkpoint`: kind, number, path), for a study that tests or selects them;
   :attr:`Backend.checkpoint_kinds` says which kinds a backend saves.  Only the backend
-  knows its toolkit's file names: studies and evaluations ask it.
+  knows its toolkit's file names: studies and evaluations ask it;
+* what the rest of the suite would otherwise have to know of the toolkit: its name in
+  reports (:attr:`Backend.title`), whether a checkpoint is its own
+  (:meth:`Backend.owns_checkpoint`), the validation scores its training logged
+  (:meth:`Backend.validation_scores`), its own output files
+  (:meth:`Backend.read_outputs`, :meth:`Backend.read_hypotheses`), a system the user
+  brings on the command line (:attr:`Backend.system_options`,
+  :meth:`Backend.user_system`, :meth:`Backend.user_model`)
+  and whether it is the backend of answer files (:attr:`Backend.answers_files`).  No
+  module outside a toolkit's package names the toolkit.
 
 Run folders: a finished training leaves ``train.json`` with a hash of the
 configuration that produced it, and an unfinished one ``config_hash``; a folder
@@ -69,6 +78,17 @@ class Checkpoint:
     path: Path
 
 
+@dataclass(frozen=True)
+class UserSystem:
+    """A system brought on the command line (:meth:`Backend.user_system`): ``args``,
+    the evaluate-only run's arguments, ``what`` it is and why CTranslate2 does not
+    decode it (``instead``, the notice's words where an engine was asked for)."""
+
+    args: dict
+    what: str
+    instead: str
+
+
 def in_order(found, kinds=CHECKPOINT_KINDS) -> list[Checkpoint]:
     """``found`` (checkpoints) by kind, in the order of ``kinds``, then by number."""
     rank = {k: i for i, k in enumerate(kinds)}
@@ -86,6 +106,36 @@ class Backend:
     checkpoint_kinds: tuple[str, ...] = ()
     #: the folder of a run folder the training saves its checkpoints in
     checkpoint_folder: str = "checkpoints"
+    #: how to make its training keep the checkpoints it saves on its way (the error on a
+    #: folder without any); None: nothing to say
+    checkpoint_advice: str | None = None
+    #: the toolkit's name in reports and messages (:func:`compsuite.toolkits.title`;
+    #: empty: the backend's :attr:`name`)
+    title: str = ""
+    #: a checkpoint file its training writes, as a user would name it (the example of
+    #: the error on a file no backend owns); None: its checkpoints are no such files
+    checkpoint_file: str | None = None
+    #: what :meth:`validation_scores` reads (recorded with a checkpoint chosen by it);
+    #: None: the training logs no validation score per checkpoint
+    validation: str | None = None
+    #: the name and settings of the signature of :meth:`validation_scores`'s score (a
+    #: :class:`compsuite.eval.metrics.signature.Signature`'s, with the selection's rule)
+    validation_metric: tuple[str, dict] | None = None
+    #: the output file of the toolkit's own prediction command, which
+    #: :meth:`read_outputs` reads (``compsuite eval accuracy --<name> FILE``); None: its
+    #: outputs are plain text, one per line
+    outputs: str | None = None
+    #: the output files :meth:`read_hypotheses` reads (a study's ``--<name>-output
+    #: FILE``), ``{inputs}`` where the inputs are named; None: none
+    hypotheses: str | None = None
+    #: whether this is the backend of answer files, through which ``compsuite export``
+    #: records a study's inputs and ``compsuite score`` replays the answers (its run's
+    #: ``args``: ``mode``, ``record`` or ``replay``; ``inputs``; ``answers``)
+    answers_files: bool = False
+    #: the options of ``compsuite run`` that bring a system of this backend's
+    #: (:meth:`add_system_arguments`): the one that names the system first, then those
+    #: that go with it; () where it has none
+    system_options: tuple[str, ...] = ()
 
     def write_data(self, data: Dataset) -> Path:
         return data.raw
@@ -177,6 +227,46 @@ class Backend:
         if not self.checkpoint_kinds:
             raise ConfigError(f"the {self.name} backend does not list its checkpoints")
         raise NotImplementedError
+
+    def owns_checkpoint(self, path: Path, state) -> bool:
+        """Whether ``path`` is a checkpoint of this toolkit (for
+        :func:`compsuite.toolkits.load_checkpoint` without ``toolkit``): ``state()``
+        gives what torch loads from a file (called only for a file, once for all the
+        backends asked).  By default no checkpoint is recognised."""
+        return False
+
+    def validation_scores(self, run_dir: Path) -> dict[int, float]:
+        """Step -> the validation score (:attr:`validation`) the training logged in
+        ``run_dir`` for the checkpoint saved at that step, for each checkpoint saved
+        right after a validation; a log without any is a ToolkitError.  Only for a
+        backend whose :attr:`validation` is set."""
+        raise ConfigError(f"the {self.name} backend logs no validation score per checkpoint")
+
+    def read_outputs(self, path: str | Path) -> Predictions:
+        """The toolkit's own prediction output file (:attr:`outputs`) with its
+        references (and sources), read into :class:`Predictions`."""
+        raise ConfigError(f"the {self.name} backend has no output file of its own to read")
+
+    def read_hypotheses(self, path: str | Path, n: int) -> list[str]:
+        """The best hypothesis for each of ``n`` inputs, in their order, from the
+        toolkit's own prediction output (:attr:`hypotheses`; no references needed)."""
+        raise ConfigError(f"the {self.name} backend has no output file of its own to read")
+
+    def add_system_arguments(self, parser) -> None:
+        """Add :attr:`system_options` to ``compsuite run``'s ``parser``, each with its
+        type and help."""
+
+    def user_system(self, options) -> UserSystem | None:
+        """The evaluate-only run of a system the user brings, from the options of
+        ``compsuite run`` (``options``, checked already): None where they bring none of
+        this backend's."""
+        return None
+
+    def user_model(self, system: UserSystem, batch_size: int, env: dict | None = None):
+        """The model of ``system`` (:meth:`user_system`'s, from the same options of a
+        model-in-the-loop command) in this process: ``batch_size`` inputs a request,
+        ``env`` set for a program it starts."""
+        raise ConfigError(f"the {self.name} backend brings no system of the user's")
 
     def split_names(self, splits) -> dict[str, str]:
         """The name this backend's data folder gives each split of ``splits`` (what its

@@ -1,5 +1,6 @@
-"""Toolkit checkpoints for models in the loop: which toolkit wrote a checkpoint file,
-and the errors for a missing or unreadable one.  A checkpoint of any toolkit is loaded
+"""Toolkit checkpoints for models in the loop: what torch loads from a checkpoint file
+(each backend recognises its own: :meth:`~compsuite.toolkits.base.Backend.owns_checkpoint`),
+and the errors for a missing, unreadable or unowned one.  A checkpoint of any toolkit is loaded
 through the backend of the toolkit that wrote it: :func:`compsuite.toolkits.load_checkpoint`.
 
 Each loader imports its toolkit when called (through
@@ -23,8 +24,21 @@ def existing(checkpoint: str | Path) -> Path:
     return checkpoint
 
 
-EXPECTED = ("expected a fairseq or OpenNMT-py checkpoint, the .pt file training writes "
-            "(e.g. checkpoints/checkpoint_best.pt)")
+def expected() -> str:
+    """What a checkpoint file was expected to be: one of the registered backends'
+    (those whose :attr:`~compsuite.toolkits.base.Backend.checkpoint_file` is set), with
+    the first one's example."""
+    files = checkpoint_files()
+    return (f"expected a {' or '.join(files)} checkpoint, the .pt file training writes "
+            f"(e.g. {next(iter(files.values()))})")
+
+
+def checkpoint_files() -> dict[str, str]:
+    """Title -> example of each registered backend whose checkpoints are files."""
+    from compsuite.toolkits import backend_names, get_backend, title
+
+    return {title(n): get_backend(n).checkpoint_file for n in backend_names()
+            if get_backend(n).checkpoint_file}
 
 
 def unreadable(path: str | Path, error: Exception) -> DataError:
@@ -41,24 +55,28 @@ def unreadable(path: str | Path, error: Exception) -> DataError:
     else:
         why = f"torch cannot read it: {type(error).__name__}: " + (
             text.splitlines()[0] if text else "unreadable")
-    return DataError(f"{path}: not a checkpoint ({why}); {EXPECTED}")
+    return DataError(f"{path}: not a checkpoint ({why}); {expected()}")
 
 
-def checkpoint_toolkit(path: str | Path) -> str:
-    """'fairseq' or 'onmt', from what the checkpoint holds."""
+def load_state(path: str | Path):
+    """What torch loads from the checkpoint file ``path`` (on the CPU); a file torch
+    cannot load is a DataError (:func:`unreadable`)."""
     import torch
 
     from compsuite.torch_compat import allow_toolkit_checkpoints
 
     allow_toolkit_checkpoints()
     try:
-        state = torch.load(existing(path), map_location="cpu")
+        return torch.load(existing(path), map_location="cpu")
     except DataError:
         raise
     except Exception as e:  # a text file, a truncated download, a foreign pickle
         raise unreadable(path, e) from None
-    if isinstance(state, dict) and "cfg" in state and "model" in state:
-        return "fairseq"
-    if isinstance(state, dict) and "opt" in state and "vocab" in state:
-        return "onmt"
-    raise DataError(f"{path}: neither a fairseq nor an OpenNMT-py checkpoint; {EXPECTED}")
+
+
+def not_owned(path: str | Path) -> DataError:
+    """The error for a checkpoint file no registered backend owns."""
+    titles = [f"{'an' if t[:1].lower() in 'aeiou' else 'a'} {t}" for t in checkpoint_files()]
+    said = (f"neither {titles[0]} nor {titles[1]}" if len(titles) == 2
+            else f"not {' or '.join(titles) or 'a toolkit'}")
+    return DataError(f"{path}: {said} checkpoint; {expected()}")

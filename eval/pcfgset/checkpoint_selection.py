@@ -14,58 +14,22 @@ The authors trained with a validation and a checkpoint at the end of every epoch
 kept the checkpoint of the highest "Validation accuracy" in the training log
 (am-i-compositional ``src/train/OpenNMT/select_model.py``: OpenNMT-py's teacher-forced
 token accuracy on the development set; the first of equal maxima).  This module reads
-the same figure from the log ``onmt_train`` wrote (``train.log`` in the run folder).
-
-A validation belongs to the checkpoint saved at the same step: OpenNMT-py logs the
-step's report, then "Validation accuracy: A", then "Saving checkpoint
-<path>_step_N.pt", before any later step is reported.  A save without a validation
-just before it (the final save of a run whose last step is not a multiple of
-``valid_steps``) has no accuracy and is not a candidate.  A resumed run appends to the
-same log; a step validated twice keeps its last figure.
+the same figure from the run's training log, through the backend
+(:meth:`compsuite.toolkits.base.Backend.validation_scores`, OpenNMT-py's in
+:mod:`compsuite.toolkits.onmt.validation`).
 """
 from __future__ import annotations
 
-import math
-import re
 from pathlib import Path
-from typing import Iterable
 
 from compsuite.eval.metrics.signature import Signature
-from compsuite.foundation.errors import ConfigError, ToolkitError
-
-VALIDATION = re.compile(r"Validation accuracy: (\S+)")
-SAVED = re.compile(r"Saving checkpoint (\S+)_step_(\d+)\.pt")
-#: a later step's report, or the command line the suite writes before each (re)start
-NEXT_STEP = re.compile(r"\bStep \d+/|^# ")
+from compsuite.foundation.errors import ConfigError
 
 
-def validation_accuracies(lines: Iterable[str]) -> dict[int, float]:
-    """step -> validation accuracy (percent, as OpenNMT-py logs it) of each checkpoint
-    saved right after a validation."""
-    out: dict[int, float] = {}
-    pending: float | None = None
-    for line in lines:
-        m = VALIDATION.search(line)
-        if m:
-            try:
-                pending = float(m.group(1))
-            except ValueError:
-                pending = None
-            continue
-        m = SAVED.search(line)
-        if m:
-            if pending is not None and not math.isnan(pending):
-                out[int(m.group(2))] = pending
-            pending = None
-            continue
-        if NEXT_STEP.search(line):
-            pending = None
-    return out
-
-
-def best_onmt_checkpoint(run_dir: Path, checkpoints: list, rule: str = "best_valid_accuracy"
-                         ) -> dict:
-    """The checkpoint with the best validation accuracy in ``run_dir/train.log`` among
+def best_onmt_checkpoint(backend, run_dir: Path, checkpoints: list,
+                         rule: str = "best_valid_accuracy") -> dict:
+    """The checkpoint with the best validation accuracy ``backend`` read from
+    ``run_dir`` (:meth:`~compsuite.toolkits.base.Backend.validation_scores`) among
     ``checkpoints`` (:class:`compsuite.toolkits.Checkpoint`, as the backend lists
     them), or with ``rule``
     ``select_model_py`` the one validated just before it: ``checkpoint``, ``step``,
@@ -73,15 +37,7 @@ def best_onmt_checkpoint(run_dir: Path, checkpoints: list, rule: str = "best_val
     (``by_step``)."""
     if rule not in ("best_valid_accuracy", "select_model_py"):
         raise ConfigError(f"onmt_checkpoint: unknown rule {rule!r}")
-    log = Path(run_dir) / "train.log"
-    if not log.is_file():
-        raise ToolkitError(f"{log} is missing: the validation accuracies that select the "
-                           "checkpoint are read from it")
-    with open(log, encoding="utf-8", errors="replace") as fh:
-        accs = validation_accuracies(fh)
-    if not accs:
-        raise ToolkitError(f"{log}: no validation followed by a checkpoint; the run needs "
-                           "valid_steps equal to save_checkpoint_steps")
+    accs = backend.validation_scores(run_dir)
     on_disk = {c.at: c.path for c in checkpoints}
     # the first of equal maxima, in step order (as numpy.argmax in select_model.py)
     best_step = max(sorted(accs), key=lambda step: accs[step])
@@ -96,13 +52,13 @@ def best_onmt_checkpoint(run_dir: Path, checkpoints: list, rule: str = "best_val
     return {"checkpoint": str(on_disk[best]), "step": best, "valid_accuracy": accs[best],
             "best_step": best_step, "rule": rule,
             "by_step": {str(step): accs[step] for step in sorted(accs)},
-            "criterion": "onmt validation accuracy (teacher-forced tokens)",
-            "signature": signature(rule).format()}
+            "criterion": backend.validation,
+            "signature": signature(backend, rule).format()}
 
 
-def signature(rule: str) -> Signature:
-    """The selection's: OpenNMT-py's validation accuracy as its log gives it, and the
-    rule that picks a checkpoint from it."""
-    return Signature("onmt_valid_accuracy", "1", {"tokens": "teacher-forced",
-                                                  "scale": "percent", "read": "train.log",
-                                                  "rule": rule})
+def signature(backend, rule: str) -> Signature:
+    """The selection's: the validation score ``backend``'s training logged, as its log
+    gives it (:attr:`~compsuite.toolkits.base.Backend.validation_metric`), and the rule
+    that picks a checkpoint from it."""
+    name, settings = backend.validation_metric
+    return Signature(name, "1", {**settings, "rule": rule})

@@ -408,9 +408,9 @@ def _pairwise_welch(groups: dict, architectures: dict) -> list[dict]:
 
 
 def _toolkit_name(toolkit: str, paper_setup: bool) -> str:
-    name = {"fairseq": "fairseq", "onmt": "OpenNMT-py", "files": "answer files",
-            "command": "a program (command protocol)"}.get(toolkit, toolkit)
-    return name + (" (paper's)" if paper_setup else "")
+    from compsuite.toolkits import title
+
+    return title(toolkit) + (" (paper's)" if paper_setup else "")
 
 
 # ----------------------------------------------------------------------------- one test

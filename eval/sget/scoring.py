@@ -11,22 +11,23 @@ from typing import Sequence
 
 from compsuite.foundation.errors import DataError
 from compsuite.foundation.io import read_lines, write_lines
+from compsuite.models.predictions import Predictions
 
 from .metrics import parse_gen_info, score_set
 from .patterns import normalise
 
 
-def score_split(split: str, pred: Path, text: Path, out_dir: Path, *, gen_info_file: Path,
-                cache_dir: Path | None = None, show: bool = False) -> dict:
-    """A model's translations of ``split`` (the toolkit's output ``pred``, one line per
-    sentence) scored against the plain text of the encoding (``text``:
+def score_split(split: str, pred: Predictions, text: Path, out_dir: Path, *,
+                gen_info_file: Path, cache_dir: Path | None = None, show: bool = False) -> dict:
+    """A model's translations of ``split`` (``pred``, as the backend read its output)
+    scored against the plain text of the encoding (``text``:
     ``{split}.{en,ja,pattern}`` and ``train.en``); the translations joined into plain
     Japanese are written to ``out_dir/{split}.ja``.  The generalisation set is scored by
     partial match too when ``gen_info_file`` (the generator's target words) exists."""
-    hyps = read_lines(pred)
+    hyps = list(pred.hypotheses)
     refs = read_lines(text / f"{split}.ja")
     if len(hyps) != len(refs):
-        raise DataError(f"{pred}: {len(hyps)} lines for {len(refs)} references")
+        raise DataError(f"{pred.path}: {len(hyps)} lines for {len(refs)} references")
     write_lines(out_dir / f"{split}.ja", [normalise(h) for h in hyps])
     gen_info = None
     if split == "gen" and gen_info_file.is_file():

@@ -89,7 +89,7 @@ def select_checkpoint(backend, run_dir: Path, data, generation, dev_refs: Path, 
         folder = run_dir / "selection" / f"step{step}"
         pred = backend.predict({"checkpoint": str(path)}, data, "valid", generation, folder,
                                show=False)
-        scores[str(step)] = _exact_match(read_lines(pred.path, allow_empty=True), refs, pred.path)
+        scores[str(step)] = _exact_match(pred.hypotheses, refs, pred.path)
         _store(store, scores, drawn)
 
     _each([(s, p) for s, p in ckpts if str(s) in candidates], scores, on_dev,

@@ -36,7 +36,7 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def add_eval_commands(parser: argparse.ArgumentParser) -> None:
-    from compsuite.commands import model_arguments
+    from compsuite.commands import model_arguments, output_arguments
     from compsuite.foundation.arguments import positive_int
 
     sub = parser.add_subparsers(dest="action", required=True)
@@ -47,8 +47,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
                    choices=["np_vp", "s_conj_s", "substitutivity", "overgeneralisation"])
     src = s.add_mutually_exclusive_group(required=True)
     src.add_argument("--hyps", help="one Dutch translation per line of <test>.en")
-    src.add_argument("--fairseq-output", help="fairseq-generate or fairseq-interactive output "
-                                              "for <test>.en (D- lines, else H- lines)")
+    output_arguments(src, "-output", "hypotheses", "<test>.en")
     model_arguments(s, sources=src, batch_size=128,
                     checkpoint="a fairseq checkpoint (needs --data), or a local Hugging Face "
                                "model folder (a translation model: reads the English inputs "
@@ -66,7 +65,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
 def cmd_score(a) -> int:
     import json
 
-    from compsuite.commands import write_json
+    from compsuite.commands import outputs_given, write_json
     from compsuite.data_prep.paradox.dataset import item_tables
     from compsuite.eval.paradox.evaluate import read_test
     from compsuite.eval.paradox.metrics import score_test
@@ -78,10 +77,8 @@ def cmd_score(a) -> int:
         if len(hyps) != len(inputs):
             raise DataError(f"{a.hyps}: {len(hyps)} lines, but {Path(a.tests) / (a.test + '.en')} "
                             f"has {len(inputs)}")
-    elif a.fairseq_output:
-        from compsuite.toolkits.fairseq.predictions import read_fairseq_hypotheses
-
-        hyps = read_fairseq_hypotheses(a.fairseq_output, len(inputs))
+    elif own := outputs_given(a, "-output", "hypotheses"):   # a toolkit's own output file
+        hyps = own[0].read_hypotheses(own[1], len(inputs))
     elif a.model_cmd:
         from compsuite.commands import load_model_from_options
         from compsuite.models.protocol import translate

@@ -211,16 +211,19 @@ class PCFGSet(Study):
                 "checkpoint_selection": selected}
 
     def select_checkpoint(self, ctx: Context) -> tuple[Context, dict | None]:
-        """A trained OpenNMT-py unit under ``onmt_checkpoint: best_valid_accuracy`` or
-        ``select_model_py``: the context with the checkpoint chosen by the validation
-        accuracies, and how it was chosen; otherwise the context as it is (the last checkpoint; fairseq runs bring
-        their ``checkpoint_best.pt``)."""
-        if (not ctx.unit.trains or ctx.run.toolkit != "onmt"
+        """A trained unit whose backend logs a validation score per checkpoint
+        (OpenNMT-py's: :attr:`~compsuite.toolkits.base.Backend.validation`) under
+        ``onmt_checkpoint: best_valid_accuracy`` or ``select_model_py``: the context
+        with the checkpoint chosen by the validation accuracies, and how it was chosen;
+        otherwise the context as it is (the last checkpoint; fairseq runs bring their
+        ``checkpoint_best.pt``)."""
+        if (not ctx.unit.trains or ctx.backend.validation is None
                 or ctx.profile.settings.onmt_checkpoint == "last"):
             return ctx, None
         from compsuite.eval.pcfgset.checkpoint_selection import best_onmt_checkpoint
 
-        selected = best_onmt_checkpoint(ctx.run_dir, ctx.backend.checkpoints(ctx.run_dir, "step"),
+        selected = best_onmt_checkpoint(ctx.backend, ctx.run_dir,
+                                        ctx.backend.checkpoints(ctx.run_dir, "step"),
                                         ctx.profile.settings.onmt_checkpoint)
         trained = {**(ctx.trained or {}), "checkpoint": selected["checkpoint"]}
         return replace(ctx, checkpoint=selected["checkpoint"], trained=trained), selected

@@ -181,7 +181,7 @@ class SGET(Study):
         splits = {}
         for split in ("test", "gen"):
             pred = ctx.predict(split, trained, generation, out_dir)
-            splits[split] = score_split(split, pred.path, text, out_dir,
+            splits[split] = score_split(split, pred, text, out_dir,
                                         gen_info_file=ctx.data.root / "text" / "gen_info.tsv",
                                         cache_dir=ctx.data.root / "partial_cache",
                                         show=ctx.show)

@@ -37,7 +37,7 @@ from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import atomic_open
 from compsuite.models.decoding import Decoding
 from compsuite.schema import check, positive, within
-from compsuite.toolkits.base import TextModelBackend, merge
+from compsuite.toolkits.base import TextModelBackend, UserSystem, merge
 
 #: what an evaluate-only run's folder holds: the program and its settings
 SETTINGS_FILE = "command.json"
@@ -102,6 +102,38 @@ def model_env(data: Dataset | None) -> dict[str, str]:
 
 class CommandBackend(TextModelBackend):
     name = "command"
+    title = "a program (command protocol)"
+    system_options = ("--model-cmd", "--model-timeout")
+
+    def add_system_arguments(self, parser) -> None:
+        from compsuite.foundation.arguments import command_line, positive_float
+
+        parser.add_argument("--model-cmd", metavar="COMMAND", type=command_line,
+                            help="evaluate a program behind the command protocol "
+                                 "(docs/command_protocol.md) in every unit, as the run "
+                                 "--name (the profile's own runs only with --runs; the "
+                                 "report lists every result in the runs folder)")
+        parser.add_argument("--model-timeout", type=positive_float, metavar="S",
+                            help="with --model-cmd: seconds one batch may take (default "
+                                 f"{Settings.timeout:.0f})")
+
+    def user_system(self, options) -> UserSystem | None:
+        """A program (``--model-cmd``, with ``--model-timeout``), taken as it is: the
+        shell has expanded the command line already."""
+        command = getattr(options, "model_cmd", None)
+        if not command:
+            return None
+        timeout = getattr(options, "model_timeout", None)
+        args = {"command": command, "timeout": Settings.timeout if timeout is None else timeout,
+                "expand": False}
+        return UserSystem(args, "a program (--model-cmd)", "it answers by itself")
+
+    def user_model(self, system: UserSystem, batch_size: int, env: dict | None = None):
+        """The program behind the command protocol (:class:`CommandModel`)."""
+        from compsuite.toolkits.command.model import CommandModel
+
+        return CommandModel(system.args["command"], batch_size=batch_size,
+                            timeout=system.args["timeout"], env=env)
 
     def system(self, run, profile: str) -> dict | None:
         return {"command": settings(run, profile).command}

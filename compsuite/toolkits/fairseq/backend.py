@@ -40,6 +40,7 @@ from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open
 from compsuite.models.decoding import Decoding
+from compsuite.models.predictions import Predictions
 from compsuite.processes import set_aside_incomplete
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
                                      in_order, merge, run_to_file, run_with_progress,
@@ -59,6 +60,30 @@ class FairseqBackend(Backend):
     name = "fairseq"
     data_folder = "fairseq-bin"
     checkpoint_kinds = ("update", "epoch")
+    title = "fairseq"
+    checkpoint_file = "checkpoints/checkpoint_best.pt"
+    checkpoint_advice = "do not pass --no-epoch-checkpoints"
+    outputs = "fairseq-generate output"
+    hypotheses = ("fairseq-generate or fairseq-interactive output for {inputs} (D- lines, "
+                  "else H- lines)")
+
+    def owns_checkpoint(self, path: Path, state) -> bool:
+        """A file holding fairseq's configuration and model."""
+        content = state() if path.is_file() else None
+        return isinstance(content, dict) and "cfg" in content and "model" in content
+
+    def read_outputs(self, path) -> Predictions:
+        """fairseq-generate's output (:func:`read_fairseq_generate`)."""
+        from compsuite.toolkits.fairseq.predictions import read_fairseq_generate
+
+        return read_fairseq_generate(path)
+
+    def read_hypotheses(self, path, n: int) -> list[str]:
+        """fairseq-generate's or fairseq-interactive's output
+        (:func:`read_fairseq_hypotheses`: detokenised where it has ``D-`` lines)."""
+        from compsuite.toolkits.fairseq.predictions import read_fairseq_hypotheses
+
+        return read_fairseq_hypotheses(path, n)
 
     def write_data(self, data: Dataset) -> Path:
         out = data.root / self.data_folder

@@ -28,6 +28,8 @@ MODES = ("record", "replay")
 
 class FilesBackend(TextModelBackend):
     name = "files"
+    title = "answer files"
+    answers_files = True
 
     def system(self, run, profile: str) -> dict | None:
         """Replayed answers are the system of the folder they are in (score refuses

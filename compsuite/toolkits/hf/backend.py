@@ -64,7 +64,7 @@ from compsuite.models.decoding import Decoding
 from compsuite.schema import PositiveInt, check, join
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
                                      in_order, merge, predict_split, run_with_progress,
-                                     thread_env)
+                                     thread_env, UserSystem)
 from compsuite.toolkits.hf.translator import META, folder_kind, model_class
 
 #: the training process never reaches the Hugging Face hub
@@ -187,6 +187,35 @@ class HFBackend(Backend):
     name = "hf"
     checkpoint_kinds = ("step",)   # Trainer's save_steps
     checkpoint_folder = CHECKPOINTS
+    title = "Hugging Face"
+    system_options = ("--hf-model", "--hf-prompt")
+
+    def add_system_arguments(self, parser) -> None:
+        from compsuite.foundation.arguments import folder_path
+
+        parser.add_argument("--hf-model", metavar="DIR", type=folder_path,
+                            help="evaluate a local Hugging Face model folder as it is "
+                                 "(translator or classifier, by its config) in every unit, "
+                                 "as the run --name (as --model-cmd)")
+        parser.add_argument("--hf-prompt", metavar="TEMPLATE",
+                            help="with --hf-model: the prompt, {input} for the input "
+                                 "(default: the input alone)")
+
+    def owns_checkpoint(self, path: Path, state) -> bool:
+        """A folder: Trainer's checkpoints and model folders are folders."""
+        return path.is_dir()
+
+    def user_system(self, options) -> UserSystem | None:
+        """A local model folder evaluated as it is (``--hf-model``, with
+        ``--hf-prompt``: ``\\n`` in it a newline)."""
+        folder = getattr(options, "hf_model", None)
+        if not folder:
+            return None
+        args = {"model": folder, "train": False}
+        if getattr(options, "hf_prompt", None):
+            args["prompt"] = options.hf_prompt.replace("\\n", "\n")
+        return UserSystem(args, f"a Hugging Face model folder ({folder})",
+                          "transformers decodes it")
 
     def before_threads(self) -> None:
         import importlib

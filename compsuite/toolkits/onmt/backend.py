@@ -61,6 +61,24 @@ class OnmtBackend(Backend):
     name = "onmt"
     data_folder = "onmt"
     checkpoint_kinds = ("step",)   # keep_checkpoint -1 keeps them all
+    title = "OpenNMT-py"
+    checkpoint_file = "checkpoints/model_step_1000.pt"
+    checkpoint_advice = "keep_checkpoint -1"
+    validation = "onmt validation accuracy (teacher-forced tokens)"
+    validation_metric = ("onmt_valid_accuracy", {"tokens": "teacher-forced",
+                                                  "scale": "percent", "read": "train.log"})
+
+    def owns_checkpoint(self, path: Path, state) -> bool:
+        """A file holding OpenNMT-py's options and vocabularies."""
+        content = state() if path.is_file() else None
+        return isinstance(content, dict) and "opt" in content and "vocab" in content
+
+    def validation_scores(self, run_dir: Path) -> dict[int, float]:
+        """The validation accuracies ``onmt_train`` logged in ``run_dir/train.log``
+        (:mod:`compsuite.toolkits.onmt.validation`)."""
+        from compsuite.toolkits.onmt.validation import logged_accuracies
+
+        return logged_accuracies(run_dir)
 
     def write_data(self, data: Dataset) -> Path:
         if data.layout != "text_to_text":
