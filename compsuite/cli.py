@@ -507,6 +507,19 @@ def build_parser() -> argparse.ArgumentParser:
         for group, add in cls.commands().items():
             add(subs[group].add_parser(name, help=title))
 
+    add_run_commands(sub)
+    add_status_command(sub)
+    add_exchange_commands(sub)
+    sub.add_parser("list", help="studies, profiles and parts").set_defaults(func=cmd_list)
+    sub.add_parser("paths", help="where the plugins and configs are").set_defaults(func=cmd_paths)
+    return p
+
+
+def add_run_commands(sub) -> None:
+    """``compsuite run`` and ``compsuite report``: a study's profile, where its runs and
+    results are, and for ``run`` what to run, how many side by side and where."""
+    from compsuite.foundation.arguments import positive_int
+
     for name, func, helptext in (("run", cmd_run, "data, training, evaluation, report"),
                                  ("report", cmd_report, "tables and plots from finished runs")):
         r = sub.add_parser(name, help=helptext)
@@ -520,14 +533,14 @@ def build_parser() -> argparse.ArgumentParser:
             r.add_argument("--parts", nargs="+", metavar="PART",
                            help="only these parts of the study, with the units they need "
                                 "(compsuite list names them)")
-            r.add_argument("--jobs", type=int, metavar="N",
+            r.add_argument("--jobs", type=positive_int, metavar="N",
                            help="trainings side by side (default: the profile's `jobs`, else "
                                 "1); it changes no result")
             r.add_argument("--machine-kernels", action="store_true",
                            help="let torch, oneDNN and MKL choose their CPU kernels for this "
                                 "CPU (faster where it has more than AVX2) instead of the "
                                 "pinned AVX2 ones: results may then differ between machines")
-            r.add_argument("--threads", type=int, metavar="N",
+            r.add_argument("--threads", type=positive_int, metavar="N",
                            help="CPU threads of each training and of the evaluation (default: "
                                 "the profile's `threads`, else 1); recorded in each result")
             r.add_argument("--data-root", default="DATA")
@@ -535,12 +548,6 @@ def build_parser() -> argparse.ArgumentParser:
             add_executor_arguments(r)
             add_system_arguments(r)
         r.set_defaults(func=func)
-
-    add_status_command(sub)
-    add_exchange_commands(sub)
-    sub.add_parser("list", help="studies, profiles and parts").set_defaults(func=cmd_list)
-    sub.add_parser("paths", help="where the plugins and configs are").set_defaults(func=cmd_paths)
-    return p
 
 
 @contextlib.contextmanager

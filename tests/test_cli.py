@@ -211,6 +211,10 @@ def test_ctlpp_generate_cli_scaled_task_and_bad_config(tmp_path):
 def test_ctlpp_bad_jobs_fails_before_any_work(tmp_path):
     r = run(["run", "ctlpp", "--jobs", "0", "--quiet", "--data-root", str(tmp_path / "DATA"),
              "--runs-root", str(tmp_path / "runs")])
-    assert r.returncode == 1 and "--jobs must be a positive integer, not 0" in r.stderr
+    assert r.returncode == 2 and "argument --jobs: expected a positive integer, not 0" in r.stderr
     assert "Traceback" not in r.stderr
+    assert not (tmp_path / "DATA").exists() and not (tmp_path / "runs").exists()
+    r = run(["run", "ctlpp", "--threads", "-1", "--quiet", "--data-root", str(tmp_path / "DATA"),
+             "--runs-root", str(tmp_path / "runs")])
+    assert r.returncode == 2 and "argument --threads: expected a positive integer, not -1" in r.stderr
     assert not (tmp_path / "DATA").exists() and not (tmp_path / "runs").exists()
