@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from compsuite.models.decoding import Decoding
 from compsuite.models.protocol import ModelBase
 
 
@@ -15,7 +16,7 @@ class FairseqTranslator(ModelBase):
     BATCH_SIZE = 256
 
     def __init__(self, checkpoint: Path, data: Path, batch_size: int = BATCH_SIZE,
-                 max_length: int = 512, beam: int = 1):
+                 max_length: int = Decoding.max_length, beam: int = Decoding.beam):
         from compsuite.toolkit_noise import import_toolkit
 
         import_toolkit("fairseq")    # first: fairseq's import-time noise kept off the terminal

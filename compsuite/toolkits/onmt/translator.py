@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from compsuite.models.decoding import Decoding
 from compsuite.models.protocol import ModelBase
 
 #: OpenNMT-py 3.5 also caps an output at 1.25 x its batch's longest source + 5 tokens
@@ -36,8 +37,9 @@ class OnmtTranslator(ModelBase):
     #: sentences per batch where the decoding settings give none
     BATCH_SIZE = 256
 
-    def __init__(self, checkpoint: Path, batch_size: int = BATCH_SIZE, max_length: int = 512,
-                 beam: int = 1, length_penalty: str | None = None):
+    def __init__(self, checkpoint: Path, batch_size: int = BATCH_SIZE,
+                 max_length: int = Decoding.max_length, beam: int = Decoding.beam,
+                 length_penalty: str | None = Decoding.length_penalty):
         from compsuite.toolkit_noise import import_toolkit
 
         import_toolkit("onmt")    # first: OpenNMT-py's import-time warnings kept off the terminal
