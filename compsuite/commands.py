@@ -10,11 +10,9 @@ from pathlib import Path
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
-from compsuite.foundation.arguments import command_line, positive_float, positive_int
+from compsuite.foundation.arguments import positive_int
 from compsuite.foundation.errors import ConfigError
 
-#: seconds one batch of a program (``--model-cmd``) may take unless ``--model-timeout``
-MODEL_TIMEOUT = 600.0
 #: the most inputs a program (``--model-cmd``) gets in one request, and its batch size
 #: unless ``--batch-size``
 PROGRAM_BATCH = 256
@@ -87,15 +85,14 @@ def engine_settings(a: argparse.Namespace) -> dict:
 
 
 def program_arguments(sources, p: argparse.ArgumentParser, reads: str = "") -> None:
-    """``--model-cmd`` (in ``sources``, the group of a command's model sources) and
-    ``--model-timeout`` (in ``p``): a program behind the command protocol."""
-    sources.add_argument("--model-cmd", metavar="COMMAND", type=command_line,
-                         help="a program behind the command protocol (JSON lines on "
-                              "stdin/stdout; docs/command_protocol.md)" +
-                              (f"; {reads}" if reads else ""))
-    p.add_argument("--model-timeout", type=positive_float, default=None, metavar="S",
-                   help="with --model-cmd: seconds one batch may take (default "
-                        f"{MODEL_TIMEOUT:.0f})")
+    """The options of the systems a user brings instead of a checkpoint, as each backend
+    declares them (:meth:`~compsuite.toolkits.base.Backend.add_model_arguments`: a
+    program's ``--model-cmd`` in ``sources``, the group of a command's model sources,
+    and ``--model-timeout`` in ``p``); ``reads``: what such a system reads."""
+    from compsuite.toolkits import backend_names, get_backend
+
+    for name in backend_names():
+        get_backend(name).add_model_arguments(sources, p, reads)
 
 
 def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
@@ -159,12 +156,6 @@ def output_options(what: str = "outputs", suffix: str = "") -> list[str]:
     from compsuite.toolkits import backend_names, get_backend
 
     return [f"--{n}{suffix}" for n in backend_names() if getattr(get_backend(n), what)]
-
-
-def model_timeout(a: argparse.Namespace) -> float:
-    """``--model-timeout``, or :data:`MODEL_TIMEOUT` where it was not given."""
-    given = getattr(a, "model_timeout", None)
-    return MODEL_TIMEOUT if given is None else given
 
 
 def unused_engine(settings: dict, model: str, instead: str) -> None:

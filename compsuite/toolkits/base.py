@@ -256,6 +256,13 @@ class Backend:
         """Add :attr:`system_options` to ``compsuite run``'s ``parser``, each with its
         type and help."""
 
+    def add_model_arguments(self, sources, parser, reads: str = "") -> None:
+        """Add to a model-in-the-loop command (``compsuite eval ...``) the options that
+        bring this backend's system of the user's instead of a checkpoint: what names
+        it to ``sources`` (the command's group of model sources), what qualifies it to
+        ``parser``; ``reads``: what the system reads, for the help.  Nothing by default
+        (a checkpoint is named by ``--checkpoint``)."""
+
     def user_system(self, options) -> UserSystem | None:
         """The evaluate-only run of a system the user brings, from the options of
         ``compsuite run`` (``options``, checked already): None where they bring none of

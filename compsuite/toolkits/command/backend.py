@@ -100,22 +100,34 @@ def model_env(data: Dataset | None) -> dict[str, str]:
     return env
 
 
+def program_arguments(sources, parser, help: str) -> None:
+    """The one declaration of a program's options, for ``compsuite run`` and the
+    model-in-the-loop commands alike: ``--model-cmd`` (in ``sources``, with ``help``)
+    and ``--model-timeout`` (in ``parser``)."""
+    from compsuite.foundation.arguments import command_line, positive_float
+
+    sources.add_argument("--model-cmd", metavar="COMMAND", type=command_line, help=help)
+    parser.add_argument("--model-timeout", type=positive_float, default=None, metavar="S",
+                        help="with --model-cmd: seconds one batch may take (default "
+                             f"{Settings.timeout:.0f})")
+
+
 class CommandBackend(TextModelBackend):
     name = "command"
     title = "a program (command protocol)"
     system_options = ("--model-cmd", "--model-timeout")
 
     def add_system_arguments(self, parser) -> None:
-        from compsuite.foundation.arguments import command_line, positive_float
+        program_arguments(parser, parser, "evaluate a program behind the command protocol "
+                                          "(docs/command_protocol.md) in every unit, as the "
+                                          "run --name (the profile's own runs only with "
+                                          "--runs; the report lists every result in the "
+                                          "runs folder)")
 
-        parser.add_argument("--model-cmd", metavar="COMMAND", type=command_line,
-                            help="evaluate a program behind the command protocol "
-                                 "(docs/command_protocol.md) in every unit, as the run "
-                                 "--name (the profile's own runs only with --runs; the "
-                                 "report lists every result in the runs folder)")
-        parser.add_argument("--model-timeout", type=positive_float, metavar="S",
-                            help="with --model-cmd: seconds one batch may take (default "
-                                 f"{Settings.timeout:.0f})")
+    def add_model_arguments(self, sources, parser, reads: str = "") -> None:
+        program_arguments(sources, parser, "a program behind the command protocol (JSON "
+                                           "lines on stdin/stdout; docs/command_protocol.md)"
+                                           + (f"; {reads}" if reads else ""))
 
     def user_system(self, options) -> UserSystem | None:
         """A program (``--model-cmd``, with ``--model-timeout``), taken as it is: the
