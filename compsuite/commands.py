@@ -115,11 +115,11 @@ def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
         raise ConfigError("--model-timeout is the time a program may take: give it with "
                           "--model-cmd, or leave it out")
     from compsuite.models.decoding import decoding
-    from compsuite.toolkits import load_checkpoint
+    from compsuite.toolkits import checkpoint_toolkit, get_backend, load_checkpoint
 
-    if kind == "translator" and Path(a.checkpoint).is_dir():   # an hf model folder
-        unused_engine(engine, f"a Hugging Face model folder ({a.checkpoint})",
-                      "transformers decodes it")
+    unfit = engine and get_backend(checkpoint_toolkit(a.checkpoint)).engine_unfit(a.checkpoint)
+    if unfit:   # a checkpoint CTranslate2 never decodes: the notice, the engine left out
+        unused_engine(engine, *unfit)
         engine = {}
     given = {} if a.batch_size is None else {"batch_size": a.batch_size}
     return load_checkpoint(a.checkpoint, a.data, kind,

@@ -284,6 +284,13 @@ class Backend:
              generation: Decoding = Decoding()):
         raise NotImplementedError
 
+    def engine_unfit(self, checkpoint: str | Path) -> tuple[str, str] | None:
+        """Where CTranslate2 never decodes this backend's ``checkpoint`` (the toolkit
+        has no conversion): what the checkpoint is and what decodes it instead, for the
+        notice that ``--engine ctranslate2`` is left unused; None where it may (whether
+        it can is then decided as it loads: :meth:`fast_translator`)."""
+        return None
+
     def conversion(self, data: Dataset | None):
         """CTranslate2's view of this toolkit's checkpoints (a
         :class:`compsuite.models.ctranslate2.Conversion`; ``data``: the dataset the model

@@ -201,6 +201,9 @@ class HFBackend(Backend):
                             help="with --hf-model: the prompt, {input} for the input "
                                  "(default: the input alone)")
 
+    def engine_unfit(self, checkpoint: str | Path) -> tuple[str, str] | None:
+        return f"a Hugging Face model folder ({checkpoint})", "transformers decodes it"
+
     def owns_checkpoint(self, path: Path, state) -> bool:
         """A folder: Trainer's checkpoints and model folders are folders."""
         return path.is_dir()
