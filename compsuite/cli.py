@@ -157,9 +157,9 @@ def _study(a):
 def system_backends() -> list:
     """The backends that bring a system of the user's to ``compsuite run``
     (:attr:`~compsuite.toolkits.base.Backend.system_options`), in name order."""
-    from compsuite.toolkits import backend_names, get_backend
+    from compsuite.toolkits import backends
 
-    return [get_backend(n) for n in backend_names() if get_backend(n).system_options]
+    return [b for b in backends() if b.system_options]
 
 
 def system_options(a) -> str | None:

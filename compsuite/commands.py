@@ -89,10 +89,10 @@ def program_arguments(sources, p: argparse.ArgumentParser, reads: str = "") -> N
     declares them (:meth:`~compsuite.toolkits.base.Backend.add_model_arguments`: a
     program's ``--model-cmd`` in ``sources``, the group of a command's model sources,
     and ``--model-timeout`` in ``p``); ``reads``: what such a system reads."""
-    from compsuite.toolkits import backend_names, get_backend
+    from compsuite.toolkits import backends
 
-    for name in backend_names():
-        get_backend(name).add_model_arguments(sources, p, reads)
+    for backend in backends():
+        backend.add_model_arguments(sources, p, reads)
 
 
 def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
@@ -117,12 +117,14 @@ def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
     from compsuite.models.decoding import decoding
     from compsuite.toolkits import checkpoint_toolkit, get_backend, load_checkpoint
 
-    unfit = engine and get_backend(checkpoint_toolkit(a.checkpoint)).engine_unfit(a.checkpoint)
+    # which backend owns the checkpoint, asked once (load_checkpoint is told it)
+    toolkit = checkpoint_toolkit(a.checkpoint) if engine else None
+    unfit = toolkit and get_backend(toolkit).engine_unfit(a.checkpoint)
     if unfit:   # a checkpoint CTranslate2 never decodes: the notice, the engine left out
         unused_engine(engine, *unfit)
         engine = {}
     given = {} if a.batch_size is None else {"batch_size": a.batch_size}
-    return load_checkpoint(a.checkpoint, a.data, kind,
+    return load_checkpoint(a.checkpoint, a.data, kind, toolkit,
                            generation=decoding({**given, **engine}, "options"))
 
 
@@ -132,30 +134,30 @@ def output_arguments(group, suffix: str = "", what: str = "outputs",
     file of its toolkit's own (its ``what``: ``outputs``, read by ``read_outputs``, or
     ``hypotheses``, by ``read_hypotheses``), its help that attribute (``inputs``: what
     the outputs are of)."""
-    from compsuite.toolkits import backend_names, get_backend
+    from compsuite.toolkits import backends
 
-    for name in backend_names():
-        said = getattr(get_backend(name), what)
+    for backend in backends():
+        said = getattr(backend, what)
         if said:
-            group.add_argument(f"--{name}{suffix}", help=said.format(inputs=inputs))
+            group.add_argument(f"--{backend.name}{suffix}", help=said.format(inputs=inputs))
 
 
 def outputs_given(a: argparse.Namespace, suffix: str = "", what: str = "outputs"):
     """(backend, file) of the :func:`output_arguments` option given, or None."""
-    from compsuite.toolkits import backend_names, get_backend
+    from compsuite.toolkits import backends
 
-    for name in backend_names():
-        given = getattr(a, f"{name}{suffix}".replace("-", "_"), None)
-        if given and getattr(get_backend(name), what):
-            return get_backend(name), given
+    for backend in backends():
+        given = getattr(a, f"{backend.name}{suffix}".replace("-", "_"), None)
+        if given and getattr(backend, what):
+            return backend, given
     return None
 
 
 def output_options(what: str = "outputs", suffix: str = "") -> list[str]:
     """The :func:`output_arguments` options, for a message."""
-    from compsuite.toolkits import backend_names, get_backend
+    from compsuite.toolkits import backends
 
-    return [f"--{n}{suffix}" for n in backend_names() if getattr(get_backend(n), what)]
+    return [f"--{b.name}{suffix}" for b in backends() if getattr(b, what)]
 
 
 def unused_engine(settings: dict, model: str, instead: str) -> None:

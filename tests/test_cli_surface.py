@@ -214,15 +214,17 @@ def test_ctranslate2_with_a_program_or_a_model_folder_is_a_notice(tmp_path, plan
     import compsuite.toolkits as toolkits
     from compsuite.commands import load_model_from_options
 
-    loaded = []
+    loaded, owners = [], []
     monkeypatch.setattr(toolkits, "load_checkpoint",
-                        lambda ck, data, kind, generation: loaded.append(generation))
+                        lambda ck, data, kind, toolkit, generation:
+                        owners.append(toolkit) or loaded.append(generation))
     a = argparse.Namespace(checkpoint=str(tmp_path), data=None, batch_size=8, model_cmd=None,
                            model_timeout=None, engine="ctranslate2", compute_type="int8",
                            device=None)
     load_model_from_options(a)
     assert [(g.given, g.engine, g.max_length) for g in loaded] == [
         ({"batch_size": 8}, "toolkit", 512)]
+    assert owners == ["hf"]   # the owner found once, for the notice, and handed on
     assert "CTranslate2 cannot decode a Hugging Face model folder" in capsys.readouterr().err
     a = argparse.Namespace(**{**vars(a), "checkpoint": None, "model_cmd": "python m.py"})
     load_model_from_options(a)

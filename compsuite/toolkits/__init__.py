@@ -12,8 +12,8 @@ elsewhere (an in-process one in a study or a test, say) joins with
 study.
 
 This package's face is the toolkits' public entry point: the backends by name
-(:func:`get_backend`, :func:`backend_names`), a checkpoint of any toolkit in the loop
-(:func:`load_checkpoint`, :func:`load_translator`, :func:`load_classifier`), the
+(:func:`get_backend`, :func:`backend_names`, :func:`backends`), a checkpoint of any
+toolkit in the loop (:func:`load_checkpoint`, :func:`load_translator`, :func:`load_classifier`), the
 checkpoints a training saved on its way in a folder the user names
 (:func:`saved_checkpoints`; a run's: :meth:`Backend.checkpoints`) and a generated corpus
 in the toolkits' formats (:func:`write_with_toolkits`).  Only the backends know their
@@ -48,12 +48,18 @@ def backend_names() -> list[str]:
     return sorted(set(_modules()) | set(_EXTRA))
 
 
+def backends() -> list[Backend]:
+    """Every registered backend, in name order (what asks each in turn: which owns a
+    checkpoint, which brings the user's system, which reads an output file)."""
+    return [get_backend(n) for n in backend_names()]
+
+
 def data_backend_names() -> list[str]:
     """The backends that write a data format of their own (``--toolkits`` of the data
     commands): not those of models that read text as it is (a program, answer files)."""
     from .base import TextModelBackend
 
-    return [n for n in backend_names() if not isinstance(get_backend(n), TextModelBackend)]
+    return [b.name for b in backends() if not isinstance(b, TextModelBackend)]
 
 
 def register_backend(backend: Backend) -> Backend:
@@ -88,19 +94,19 @@ def user_system(options) -> tuple[str, UserSystem]:
     """The backend and the evaluate-only run of the system the options of ``compsuite
     run`` bring (:meth:`Backend.user_system`: the first backend, in name order, whose
     options they are)."""
-    for name in backend_names():
-        system = get_backend(name).user_system(options)
+    for backend in backends():
+        system = backend.user_system(options)
         if system is not None:
-            return name, system
+            return backend.name, system
     raise ConfigError("the options bring no system a toolkit backend evaluates")
 
 
 def answers_backend() -> str:
     """The name of the backend of answer files (:attr:`Backend.answers_files`), through
     which ``compsuite export`` records and ``compsuite score`` replays."""
-    for name in backend_names():
-        if get_backend(name).answers_files:
-            return name
+    for backend in backends():
+        if backend.answers_files:
+            return backend.name
     raise RegistryError("no toolkit backend records and replays answer files")
 
 
@@ -119,9 +125,9 @@ def checkpoint_toolkit(checkpoint: str | Path) -> str:
             loaded.append(load_state(checkpoint))
         return loaded[0]
 
-    for name in backend_names():
-        if get_backend(name).owns_checkpoint(checkpoint, state):
-            return name
+    for backend in backends():
+        if backend.owns_checkpoint(checkpoint, state):
+            return backend.name
     raise not_owned(checkpoint)
 
 
@@ -178,14 +184,14 @@ def saved_checkpoints(folder: str | Path, backend: Backend | None = None) -> lis
     if not folder.is_dir():
         raise DataError(f"{folder}: no such checkpoint folder")
     readers = [backend] if backend is not None else [
-        b for b in map(get_backend, backend_names()) if b.checkpoint_kinds]
+        b for b in backends() if b.checkpoint_kinds]
     found = [c for b in readers for c in b.saved_checkpoints(folder)]
     for kind in CHECKPOINT_KINDS:
         of_kind = [c for c in found if c.kind == kind]
         if of_kind:
             return sorted(of_kind, key=lambda c: (c.at, str(c.path)))
-    advice = "; ".join(f"{title(n)}: {get_backend(n).checkpoint_advice}"
-                       for n in backend_names() if get_backend(n).checkpoint_advice)
+    advice = "; ".join(f"{title(b.name)}: {b.checkpoint_advice}"
+                       for b in backends() if b.checkpoint_advice)
     raise DataError(f"{folder}: no per-epoch or per-step checkpoints ({advice})")
 
 

@@ -35,10 +35,9 @@ def expected() -> str:
 
 def checkpoint_files() -> dict[str, str]:
     """Title -> example of each registered backend whose checkpoints are files."""
-    from compsuite.toolkits import backend_names, get_backend, title
+    from compsuite.toolkits import backends, title
 
-    return {title(n): get_backend(n).checkpoint_file for n in backend_names()
-            if get_backend(n).checkpoint_file}
+    return {title(b.name): b.checkpoint_file for b in backends() if b.checkpoint_file}
 
 
 def unreadable(path: str | Path, error: Exception) -> DataError:
