@@ -149,7 +149,7 @@ def _study(a):
         name = DEFAULT_NAME if a.name is None else a.name
         toolkit, system = user_system(a)   # the backend whose options these are
         unused_engine(engine_settings(a), system.what, system.instead)
-        system_run(study, name, toolkit, system.args)
+        system_run(study, name, toolkit, system.args, system.label)
         a.runs = list(dict.fromkeys([*(a.runs or []), name]))
     return study
 
