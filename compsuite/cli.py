@@ -174,8 +174,11 @@ def system_options(a) -> str | None:
     brought = [g[0] for g in groups if given(g[0])]
     if len(brought) > 1:
         raise ConfigError(f"give {' or '.join(brought)}, not both (one system per --name)")
-    needs = [(o, [g[0]]) for g in groups for o in g[1:]]
-    for option, needed in needs + [("--name", [g[0] for g in groups])]:
+    needs: dict[str, list[str]] = {}   # an option shared by backends goes with any of them
+    for g in groups:
+        for o in g[1:]:
+            needs.setdefault(o, []).append(g[0])
+    for option, needed in [*needs.items(), ("--name", [g[0] for g in groups])]:
         if given(option) is not None and not any(map(given, needed)):
             needed = " or ".join(needed)
             raise ConfigError(f"{option} goes with {needed}, which is not given (without "

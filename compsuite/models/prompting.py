@@ -385,3 +385,36 @@ class Prompter:
             return Answer(raw or "", text)
         cls = self.label_scores(logprobs)
         return Answer(raw or "", cls if cls is not None else self.to_label(text))
+
+
+# ----------------------------------------------------------------------------- options
+#: the options of ``compsuite run`` and the eval commands that set how any prompted
+#: model is prompted (over the study's prompting), shared by every backend of one
+PROMPTING_OPTIONS = ("--shots", "--demos")
+
+
+def add_prompting_arguments(parser) -> None:
+    """``--shots K`` and ``--demos STRATEGY`` in ``parser`` (once, however many
+    backends of prompted models ask)."""
+    from compsuite.foundation.arguments import non_negative_int
+
+    if "--shots" in getattr(parser, "_option_string_actions", {}):
+        return
+    parser.add_argument("--shots", type=non_negative_int, default=None, metavar="K",
+                        help="with a prompted model: K demonstrations from the study's "
+                             "training split in each prompt (default: the study's "
+                             "prompting, usually 0)")
+    parser.add_argument("--demos", choices=STRATEGIES, default=None,
+                        help="with a prompted model and --shots: how demonstrations are "
+                             "drawn: random (seeded), similar (TF-IDF nearest), structure "
+                             "(covering the input's structures, where the study names them)")
+
+
+def prompting_overrides(options) -> dict:
+    """What :data:`PROMPTING_OPTIONS` given in ``options`` set of a :class:`PromptSpec`."""
+    out = {}
+    if getattr(options, "shots", None) is not None:
+        out["shots"] = options.shots
+    if getattr(options, "demos", None) is not None:
+        out["strategy"] = options.demos
+    return out
