@@ -226,8 +226,11 @@ def cmd_report(a, study=None) -> int:
     study, profile = runner.study, runner.profile.name
     results = runner.collect()
     for r in results:   # a run of a program or a model the user brought: labelled by name
-        study.architectures.setdefault(r["architecture"], {"paper_name": r["architecture"],
-                                                           "evaluate_only": True})
+        arch = study.architectures.setdefault(r["architecture"], {
+            "paper_name": r["architecture"], "evaluate_only": True})
+        said = (r.get("usage") or {}).get("label")   # how a prompted model was asked
+        if said and f"({said})" not in arch["paper_name"]:
+            arch["paper_name"] = f"{arch['paper_name']} ({said})"
     if not results:
         return _fail(f"no results under {runner.runs_dir}; run 'compsuite run {study.name} "
                      f"--profile {profile}' first", 2)
