@@ -149,7 +149,7 @@ def _study(a):
         name = DEFAULT_NAME if a.name is None else a.name
         toolkit, system = user_system(a)   # the backend whose options these are
         unused_engine(engine_settings(a), system.what, system.instead)
-        system_run(study, name, toolkit, system.args)
+        system_run(study, name, toolkit, system.args, system.label)
         a.runs = list(dict.fromkeys([*(a.runs or []), name]))
     return study
 
@@ -174,8 +174,11 @@ def system_options(a) -> str | None:
     brought = [g[0] for g in groups if given(g[0])]
     if len(brought) > 1:
         raise ConfigError(f"give {' or '.join(brought)}, not both (one system per --name)")
-    needs = [(o, [g[0]]) for g in groups for o in g[1:]]
-    for option, needed in needs + [("--name", [g[0] for g in groups])]:
+    needs: dict[str, list[str]] = {}   # an option shared by backends goes with any of them
+    for g in groups:
+        for o in g[1:]:
+            needs.setdefault(o, []).append(g[0])
+    for option, needed in [*needs.items(), ("--name", [g[0] for g in groups])]:
         if given(option) is not None and not any(map(given, needed)):
             needed = " or ".join(needed)
             raise ConfigError(f"{option} goes with {needed}, which is not given (without "
@@ -223,8 +226,11 @@ def cmd_report(a, study=None) -> int:
     study, profile = runner.study, runner.profile.name
     results = runner.collect()
     for r in results:   # a run of a program or a model the user brought: labelled by name
-        study.architectures.setdefault(r["architecture"], {"paper_name": r["architecture"],
-                                                           "evaluate_only": True})
+        arch = study.architectures.setdefault(r["architecture"], {
+            "paper_name": r["architecture"], "evaluate_only": True})
+        said = (r.get("usage") or {}).get("label")   # how a prompted model was asked
+        if said and f"({said})" not in arch["paper_name"]:
+            arch["paper_name"] = f"{arch['paper_name']} ({said})"
     if not results:
         return _fail(f"no results under {runner.runs_dir}; run 'compsuite run {study.name} "
                      f"--profile {profile}' first", 2)

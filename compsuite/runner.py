@@ -338,7 +338,9 @@ class Runner:
         ctx = Context(self.study, self.profile, unit, run, run_dir, data, checkpoint, model_data,
                       trained, deps, self.show, wrap, self.decoding)
         evaluated = self.study.evaluate(ctx)
-        return {**self.provenance(unit, run, data, checkpoint, trained), **evaluated}
+        usage = get_backend(run.toolkit).usage(run_dir)   # what asking the model cost
+        return {**self.provenance(unit, run, data, checkpoint, trained),
+                **({"usage": usage} if usage is not None else {}), **evaluated}
 
     def provenance(self, unit: Unit, run: Run, data: Dataset, checkpoint: str,
                    trained: dict | None) -> dict:

@@ -87,6 +87,8 @@ class UserSystem:
     args: dict
     what: str
     instead: str
+    #: how reports label it beside its name (e.g. how it is prompted); "": the name only
+    label: str = ""
 
 
 def in_order(found, kinds=CHECKPOINT_KINDS) -> list[Checkpoint]:
@@ -283,6 +285,13 @@ class Backend:
     def load(self, checkpoint: str | Path, data: Dataset | None, kind: str = "translator",
              generation: Decoding = Decoding()):
         raise NotImplementedError
+
+    def usage(self, run_dir: Path) -> dict | None:
+        """What evaluating the unit in ``run_dir`` cost and how it was asked (a served
+        model's requests sent and answered from its cache, tokens, wall time, the
+        server's model id, the prompt's hash), recorded in its result as ``usage``;
+        None (nothing recorded) by default."""
+        return None
 
     def engine_unfit(self, checkpoint: str | Path) -> tuple[str, str] | None:
         """Where CTranslate2 never decodes this backend's ``checkpoint`` (the toolkit
