@@ -75,12 +75,17 @@ class Settings:
     expand: bool = True
 
     def check(self, where: str) -> None:
-        if not re.match(r"^https?://[^/\s]+", self.url):
-            raise ConfigError(f"{where}.url: {self.url!r} is not an http(s) URL (the API's "
-                              "base, e.g. http://127.0.0.1:8000/v1)")
+        if not self.expand:
+            self.check_url(where)
         if not self.model.strip():
             raise ConfigError(f"{where}.model: empty (the model's name as the server "
                               "lists it in GET <url>/models)")
+
+    def check_url(self, where: str) -> None:
+        """``url`` is an http(s) URL (after ``${NAME}`` was replaced)."""
+        if not re.match(r"^https?://[^/\s]+", self.url):
+            raise ConfigError(f"{where}.url: {self.url!r} is not an http(s) URL (the API's "
+                              "base, e.g. http://127.0.0.1:8000/v1)")
 
     def spec(self, where: str):
         """The prompting (:class:`~compsuite.models.prompting.PromptSpec`), ``chat``
@@ -146,6 +151,7 @@ def settings(run, profile: str) -> Settings:
     if s.expand:
         s.url = expand(s.url, f"{at}.args.url")
         s.model = expand(s.model, f"{at}.args.model")
+        s.check_url(f"{at}.args")
     s.spec(f"{at}.args")   # checked now, not when the first request is asked
     return s
 
@@ -172,8 +178,10 @@ def served_model(s: Settings, spec, data: Dataset | None, folder: Path | None):
 def served_arguments(sources, parser, help: str) -> None:
     """The one declaration of a served model's options, for ``compsuite run`` and the
     model-in-the-loop commands alike: ``--model-url`` (in ``sources``, with ``help``),
-    the rest in ``parser``."""
-    from compsuite.foundation.arguments import non_negative_int, positive_int
+    the rest in ``parser`` (``--shots`` and ``--demos`` once for every prompted model:
+    :func:`compsuite.models.prompting.add_prompting_arguments`)."""
+    from compsuite.foundation.arguments import positive_int
+    from compsuite.models.prompting import add_prompting_arguments
 
     sources.add_argument("--model-url", metavar="URL", help=help)
     parser.add_argument("--model-name", metavar="NAME",
@@ -183,20 +191,16 @@ def served_arguments(sources, parser, help: str) -> None:
                         help="with --model-url: the endpoint, /completions (one text) or "
                              "/chat/completions (messages); default: completions, or chat "
                              "where the study's prompting says chat: true")
-    parser.add_argument("--shots", type=non_negative_int, default=None, metavar="K",
-                        help="with --model-url: demonstrations from the study's training "
-                             "split in each prompt (default: the study's prompting, else 0)")
-    parser.add_argument("--demos", choices=("random", "similar", "structure"), default=None,
-                        help="with --model-url: how demonstrations are chosen (default: the "
-                             "study's prompting, else random)")
     parser.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
                         help="with --model-url: requests sent at once (default "
                              f"{Settings.concurrency})")
+    add_prompting_arguments(parser)
 
 
-#: the options of a served model besides --model-url, by their attribute
-QUALIFIERS = {"model_name": "--model-name", "model_api": "--model-api", "shots": "--shots",
-              "demos": "--demos", "concurrency": "--concurrency"}
+#: the options of a served model besides --model-url (and the prompting options every
+#: prompted model shares), by their attribute
+QUALIFIERS = {"model_name": "--model-name", "model_api": "--model-api",
+              "concurrency": "--concurrency"}
 
 
 class ServedBackend(TextModelBackend):
@@ -221,6 +225,8 @@ class ServedBackend(TextModelBackend):
     def user_system(self, options) -> UserSystem | None:
         """A served model (``--model-url`` with ``--model-name``, and how it is asked
         and prompted), taken as it is: the shell has expanded the command line."""
+        from compsuite.models.prompting import prompting_overrides
+
         url = getattr(options, "model_url", None)
         given = {k: v for k in QUALIFIERS if (v := getattr(options, k, None)) is not None}
         if not url:
@@ -237,14 +243,14 @@ class ServedBackend(TextModelBackend):
             args["api"] = given["model_api"]
         if "concurrency" in given:
             args["concurrency"] = given["concurrency"]
-        prompting = {k: given[o] for k, o in (("shots", "shots"), ("strategy", "demos"))
-                     if o in given}
+        prompting = prompting_overrides(options)
         if prompting:
             args["prompting"] = prompting
-        s = check(Settings, args, "options")
-        spec = s.spec("options")
+        check(Settings, args, "options").spec("options")   # a mistake named now
+        # no label: how it is prompted follows from the study's prompting too, which
+        # the result's usage record names (the report labels the row by it)
         return UserSystem(args, "a served language model (--model-url)",
-                          "the server decodes it", **_label(spec))
+                          "the server decodes it")
 
     def user_model(self, system: UserSystem, batch_size: int, env: dict | None = None):
         """The served model, zero-shot unless the command reads a dataset
@@ -284,7 +290,7 @@ class ServedBackend(TextModelBackend):
         path = Path(run_dir) / SETTINGS_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_open(path) as fh:
-            json.dump(asdict(s), fh, indent=2)
+            json.dump({**asdict(s), "expand": False}, fh, indent=2)   # expanded already
         return {"toolkit": self.name, "checkpoint": str(path), "evaluate_only": True,
                 "url": s.url, "model": s.model, "model_id": model_id, "wall_s": 0.0,
                 "threads": threads}
@@ -310,15 +316,6 @@ class ServedBackend(TextModelBackend):
         from compsuite.toolkits.served.cache import read_usage
 
         return read_usage(run_dir)
-
-
-def _label(spec) -> dict:
-    """``label=`` for :class:`UserSystem` where it takes one (how the system is
-    prompted, beside its name in reports)."""
-    import dataclasses
-
-    names = {f.name for f in dataclasses.fields(UserSystem)}
-    return {"label": spec.label()} if "label" in names else {}
 
 
 BACKEND = ServedBackend()

@@ -10,7 +10,9 @@ threads; the answers come back in input order, and each moves the progress bar a
 arrives.  A classification also asks for the first token's log-probabilities (5
 alternatives): the class is the one whose word starts the likeliest of them; where the
 server gives none (``transformers serve`` gives none), the class whose word the answer
-starts with; neither, ``""`` (scored as wrong).  An empty answer, or one cut at
+starts with; neither, ``""`` (scored as wrong).  The class words are the prompting's
+``labels``; without them, the classes of the training split (the demonstrations'
+answers), each its own word.  An empty answer, or one cut at
 ``max_tokens``, is an answer like any other (counted in the usage record).
 
 Every answer is kept in the run folder's request cache as it arrives, and what the
@@ -35,6 +37,8 @@ TOP_LOGPROBS = 5
 #: the most stop strings a request carries (OpenAI's limit; the answer is cut at every
 #: stop string of the prompting anyway)
 MAX_STOPS = 4
+#: the most classes read from a training split's answers (without prompting.labels)
+MAX_CLASSES = 50
 
 
 class ServedModel(ModelBase):
@@ -74,14 +78,34 @@ class ServedModel(ModelBase):
     def classify(self, inputs: Sequence) -> list[str]:
         """The class of each input (a text, or a sentence pair); ``""`` where the
         answer names none."""
-        if not self.spec.labels:
-            raise ConfigError(f"{self.name}: classifying needs prompting.labels (each "
-                              "class and the word the model answers for it, e.g. "
-                              "{entailment: yes, contradiction: no, neutral: maybe})")
+        self._classes()
         return [a.answer for a in self._answer(list(inputs), classify=True)]
 
     def close(self) -> None:
         self.client.close()
+
+    def _classes(self) -> None:
+        """Without ``prompting.labels``, the classes of the training split (the
+        demonstrations' answers), each answered by its own name."""
+        if self.prompter.spec.labels:
+            return
+        from dataclasses import replace
+
+        from compsuite.foundation.errors import DataError
+
+        try:
+            _, outputs = self.prompter.demonstrations()
+        except (ConfigError, DataError) as e:
+            raise ConfigError(f"{self.name}: classifying needs prompting.labels (each class "
+                              "and the word the model answers for it, e.g. {entailment: "
+                              f"yes, contradiction: no, neutral: maybe}}), or a training "
+                              f"split whose answers are the classes ({e})") from None
+        classes = sorted(set(outputs))
+        if len(classes) > MAX_CLASSES:
+            raise ConfigError(f"{self.name}: classifying needs prompting.labels: the "
+                              f"training split's answers are {len(classes)} different "
+                              "texts, not a few classes")
+        self.prompter.spec = replace(self.prompter.spec, labels={c: c for c in classes})
 
     # ------------------------------------------------------------------ the server
     def model_id(self) -> str:
@@ -106,7 +130,7 @@ class ServedModel(ModelBase):
     def about(self) -> dict:
         """How the model is asked: what the usage record says beside its counts."""
         return {"model": self._model_id or self.model, "url": self.url, "api": self.api,
-                "decoding": self.decoding(False), "prompting": self.spec.label(),
+                "decoding": self.decoding(False), "label": self.spec.label(),
                 "template_sha256": self.spec.sha256()}
 
     # ------------------------------------------------------------------ internals
@@ -183,9 +207,17 @@ class ServedModel(ModelBase):
         flight have ended."""
         from compsuite.processes import check_stop
 
-        def one(key: str) -> Reply:
+        failed = threading.Event()   # once a request failed, no other is sent
+
+        def one(key: str) -> Reply | None:
             check_stop()
-            reply = self.client.complete(self.api, bodies[key])
+            if failed.is_set():
+                return None
+            try:
+                reply = self.client.complete(self.api, bodies[key])
+            except BaseException:
+                failed.set()
+                raise
             if cache is not None:
                 cache.put(key, {"prompt": prompts[todo[key][0]].key(chat), **reply.record()})
             return reply
@@ -205,7 +237,7 @@ class ServedModel(ModelBase):
                     except ServerError as e:
                         failure = failure or e
                         continue
-                    if failure is None:
+                    if failure is None and reply is not None:
                         yield key, reply
                 if failure is not None:
                     for f in pending:
