@@ -26,6 +26,21 @@ key by key) say where the model comes from and how it is trained:
   "checkpoint", which loads like any checkpoint of the backend; ``labels``: a
   classifier's class names in its output order (absent: its ``config.id2label``);
 * ``prompt``: the template, ``{input}`` standing for the source;
+* ``prompting`` (an evaluate-only causal model): prompted as a served model is, with
+  the study's templates and demonstrations (a
+  :class:`~compsuite.models.prompting.PromptSpec`'s keys: the study's
+  ``toolkit_defaults.hf.prompting``, then the run's ``args.prompting`` and its
+  profile's, merged key by key; ``--shots``/``--demos`` over them for ``--hf-model``;
+  a null at any of them leaves the run unprompted, on its ``prompt`` alone).  A
+  prompted run's own ``prompt``, ``stop`` and ``max_new_tokens`` (and ``--hf-prompt``)
+  are its prompting's ``template``, ``stop`` and ``max_tokens``.  Its prompts are
+  tokenized and decoded as ``transformers serve`` does (the text with the tokenizer's
+  special tokens, or the messages through the tokenizer's chat template; greedy, one
+  prompt at a time unless ``prompt_batch_size`` says more), so that the same weights
+  served give the same answers; a classification is the likeliest label word; the raw
+  answers are kept beside those read (:mod:`compsuite.toolkits.hf.prompted`,
+  docs/prompting.md).  A run that trains, a classifier and a sequence-to-sequence
+  model are not prompted (a study's prompting is left out for them);
 * ``lora``: ``r``, ``alpha``, ``dropout``, ``target_modules`` (absent or null:
   every weight is trained);
 * the schedule: ``learning_rate``, ``batch_size`` (sentences per update),

@@ -12,6 +12,8 @@ decoding the same weights give the same answers served or loaded here
   tokenizer's own chat template, ``tokenizer.apply_chat_template(messages,
   add_generation_prompt=True, tokenize=True, return_dict=True)``; a tokenizer without
   one is an error naming the folder;
+* the weights in the precision they were saved in (the server's ``--dtype auto``), on
+  the GPU where there is one (its ``--device auto``);
 * generation: the model's own ``generation_config`` (as the server starts from it),
   greedy (``do_sample`` false, one beam: the server's temperature 0), ``max_new_tokens``
   the prompting's ``max_tokens``, ``stop_strings`` its stop strings (generation ends
@@ -21,8 +23,8 @@ decoding the same weights give the same answers served or loaded here
 * one prompt at a time by default, as the server answers (it batches nothing unless
   started with ``--continuous-batching``): left-padded batches change the shapes the
   kernels sum over, and with them the last bits of the logits (measured on the tiny
-  test model: up to 3e-6), which can flip a greedy choice between two near-equal
-  tokens.  ``batch_size`` above 1 decodes left-padded batches, faster and not
+  test model: up to 3e-7; docs/prompting.md), which can flip a greedy choice between
+  two near-equal tokens.  ``batch_size`` above 1 decodes left-padded batches, faster and not
   guaranteed to equal the server's answers;
 * classification (``labels``): the constrained answer.  Each class's word, as the
   answer follows the prompt (``answer`` of the prompting around it in completions; the
@@ -109,8 +111,9 @@ class PromptedLM(ModelBase):
         self.spec = spec
         self.prompter = Prompter(spec, data)
         self.device = "cuda" if cuda_available() else "cpu"
+        # the weights as saved, as transformers serve loads them (its --dtype auto)
         self.model, self.tokenizer, _ = load_model_and_tokenizer(
-            checkpoint, {**meta, "kind": "causal"}, self.device)
+            checkpoint, {**meta, "kind": "causal"}, self.device, dtype="auto")
         self.folder_of_model = model_folder(checkpoint, meta)
         self.name = f"hf:{self.folder_of_model} ({spec.label()})"
         self.capabilities = frozenset({"translate", "classify"} if spec.labels else
