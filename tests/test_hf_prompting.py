@@ -253,6 +253,38 @@ def test_a_classification_is_the_likeliest_label_word(tiny, tmp_path):
         lm(folder, spec(), data).classify(pairs)
 
 
+def test_nli_asks_a_prompted_causal_lm_for_the_likeliest_label_word(tiny, tmp_path):
+    """An NLI study with an evaluate-only hf run of a causal LM whose prompting names
+    the label words: every evaluation set classified, scored, and its usage recorded."""
+    from conftest import edited_study
+
+    from compsuite.runner import Runner
+
+    folder, _ = tiny
+    words = {"entailment": "yes", "neutral": "maybe", "contradiction": "no"}
+
+    def edit(raw):
+        raw["architectures"]["lm"] = {"paper_name": "a prompted LM"}
+        raw["runs"]["lm-hf"] = {"architecture": "lm", "toolkit": "hf", "args": {
+            "model": str(folder), "train": False,
+            "prompting": {"template": "{premise} ? {hypothesis} :", "labels": words}}}
+    (tmp_path / "yaml").mkdir()
+    study = edited_study(tmp_path / "yaml", "nli", edit)
+    runner = Runner(study, "tiny", data_root=tmp_path / "DATA", runs_root=tmp_path / "runs",
+                    show=False)
+    [res] = runner.run(runner.plan(runs=["lm-hf"]))
+    assert res["system"]["prompting"] == "zero-shot"
+    for name, ev in res["eval"].items():
+        assert ev["score"]["n"] > 0 and 0 <= ev["score"]["whole"] <= 100, name
+    unit = tmp_path / "runs" / "nli" / "tiny" / "synthetic" / "lm-hf" / "seed1"
+    preds = [line.split("\t")[1] for f in unit.glob("predictions-*.tsv")
+             for line in f.read_text().splitlines()]
+    assert preds and set(preds) <= set(words) and len(set(preds)) > 1
+    lines = (unit / "answers.jsonl").read_text().splitlines()
+    assert res["usage"]["prompts"] == len(lines) == len(preds)
+    assert res["usage"]["tokens_out"] == 0   # scored, nothing generated
+
+
 # ----------------------------------------------------------------------------- settings
 def test_prompting_merges_key_by_key_and_a_null_leaves_it_out(tiny):
     folder, _ = tiny
