@@ -95,8 +95,8 @@ class PromptedLM(ModelBase):
     ``folder``, where answers and usage are recorded (None: nowhere); ``batch_size``,
     prompts decoded at once (1: as the server, one at a time)."""
 
-    def __init__(self, checkpoint: str | Path, spec, data=None, *, folder: str | Path | None = None,
-                 batch_size: int = 1):
+    def __init__(self, checkpoint: str | Path, spec, data=None, *,
+                 folder: str | Path | None = None, batch_size: int = 1):
         from compsuite.devices import cuda_available
         from compsuite.models.prompting import Prompter
         from compsuite.toolkits.hf.batching import Batcher
