@@ -223,11 +223,12 @@ class Prompter:
 
     def _similarity_index(self):
         if self._index is None:
+            import numpy as np
             from sklearn.feature_extraction.text import TfidfVectorizer
 
             inputs, _ = self.demonstrations()
             vectorizer = TfidfVectorizer(token_pattern=r"\S+", lowercase=False,
-                                         ngram_range=(1, 2), dtype=float)
+                                         ngram_range=(1, 2), dtype=np.float64)
             matrix = vectorizer.fit_transform([_text_of(x) for x in inputs])
             self._index = (vectorizer, matrix)
         return self._index

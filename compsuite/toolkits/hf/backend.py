@@ -26,6 +26,21 @@ key by key) say where the model comes from and how it is trained:
   "checkpoint", which loads like any checkpoint of the backend; ``labels``: a
   classifier's class names in its output order (absent: its ``config.id2label``);
 * ``prompt``: the template, ``{input}`` standing for the source;
+* ``prompting`` (an evaluate-only causal model): prompted as a served model is, with
+  the study's templates and demonstrations (a
+  :class:`~compsuite.models.prompting.PromptSpec`'s keys: the study's
+  ``toolkit_defaults.hf.prompting``, then the run's ``args.prompting`` and its
+  profile's, merged key by key; ``--shots``/``--demos`` over them for ``--hf-model``;
+  a null at any of them leaves the run unprompted, on its ``prompt`` alone).  A
+  prompted run's own ``prompt``, ``stop`` and ``max_new_tokens`` (and ``--hf-prompt``)
+  are its prompting's ``template``, ``stop`` and ``max_tokens``.  Its prompts are
+  tokenized and decoded as ``transformers serve`` does (the text with the tokenizer's
+  special tokens, or the messages through the tokenizer's chat template; greedy, one
+  prompt at a time unless ``prompt_batch_size`` says more), so that the same weights
+  served give the same answers; a classification is the likeliest label word; the raw
+  answers are kept beside those read (:mod:`compsuite.toolkits.hf.prompted`,
+  docs/prompting.md).  A run that trains, a classifier and a sequence-to-sequence
+  model are not prompted (a study's prompting is left out for them);
 * ``lora``: ``r``, ``alpha``, ``dropout``, ``target_modules`` (absent or null:
   every weight is trained);
 * the schedule: ``learning_rate``, ``batch_size`` (sentences per update),
@@ -65,7 +80,8 @@ from compsuite.schema import PositiveInt, check, join
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
                                      in_order, merge, predict_split, run_with_progress,
                                      thread_env, UserSystem)
-from compsuite.toolkits.hf.translator import META, folder_kind, model_class
+from compsuite.models.prompting import PROMPTING_OPTIONS
+from compsuite.toolkits.hf.translator import META, folder_kind, model_class, read_meta
 
 #: the training process never reaches the Hugging Face hub
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
@@ -128,6 +144,14 @@ class Settings:
     #: processes torchrun starts, one per GPU of the node (set from a Slurm job's
     #: ``resources.gpus``: :meth:`HFBackend.distributed`); 1: no torchrun
     gpus: PositiveInt = 1
+    #: an evaluate-only causal model prompted as a served one (a
+    #: :class:`~compsuite.models.prompting.PromptSpec`'s keys; see :func:`settings`);
+    #: None: the plain ``prompt`` template above
+    prompting: dict[str, Any] | None = None
+    #: prompted inputs decoded at once: 1, one at a time as a server answers them (the
+    #: answers equal a served model's); more, left-padded batches (faster, and may
+    #: differ from the server's in a near tie: docs/prompting.md)
+    prompt_batch_size: PositiveInt = 1
 
     def __post_init__(self):
         if self.kind is None and self.train:
@@ -148,7 +172,13 @@ class Settings:
             raise ConfigError(f"{join(where, 'model')}: give the model's local folder "
                               "(model: ${LLAMA2_DIR}, say) or a stand-in to build (build:), "
                               "one of them")
-        if "{input}" not in self.prompt:
+        if self.prompting is not None:
+            if self.train:
+                raise ConfigError(f"{join(where, 'prompting')}: a run that trains is not "
+                                  "prompted (prompting is for a model evaluated as it is: "
+                                  "train: false)")
+            self.spec(where)
+        elif "{input}" not in self.prompt:
             raise ConfigError(f"{join(where, 'prompt')}: the template has no {{input}}: "
                               f"{self.prompt!r}")
         if self.micro_batch_size and self.batch_size % self.micro_batch_size:
@@ -160,10 +190,31 @@ class Settings:
                               f"cannot share batch_size {self.batch_size} in micro-batches of "
                               f"{micro}: choose a number of GPUs that divides it")
 
+    def spec(self, where: str = ""):
+        """The prompting (:class:`~compsuite.models.prompting.PromptSpec`), checked;
+        None for a run that is not prompted."""
+        from compsuite.models.prompting import prompt_spec
 
-def settings(run, profile: str, gpu: bool = False) -> Settings:
-    """The run's ``args`` with its profile's override (and on a GPU its ``gpu``
-    options), checked; errors name the key."""
+        if self.prompting is None:
+            return None
+        return prompt_spec(self.prompting, join(where, "prompting"))
+
+
+#: a plain run's keys that a prompted run reads as its prompting's (its own ``prompt``,
+#: ``stop`` and ``max_new_tokens``, or ``--hf-prompt``, over the study's prompting)
+AS_PROMPTING = {"prompt": "template", "stop": "stop", "max_new_tokens": "max_tokens"}
+
+
+def merged_args(run, profile: str, gpu: bool = False) -> tuple[dict, dict]:
+    """The study's ``toolkit_defaults.hf``, the run's ``args``, its profile's override
+    (and on a GPU its ``gpu`` options), in that order (a null removes a key), with
+    ``prompting`` merged key by key (a null at any of them: not prompted).  Where the
+    result is prompted, the run's own ``prompt``, ``stop`` and ``max_new_tokens`` (its
+    args and override; ``--hf-prompt``) are its prompting's ``template``, ``stop`` and
+    ``max_tokens``, over the study's; the run giving both one of these and the
+    prompting's own key is an error naming both.  A run that trains is not prompted
+    (the study's prompting is left out; the run's own is an error).  Returns the
+    arguments, and the prompting keys the run itself sets (key -> where)."""
     override = run.profiles.get(profile)
     at = f"{run.source or 'the study YAML'}: runs.{run.name}"
     if override is not None and not isinstance(override, dict):
@@ -172,13 +223,68 @@ def settings(run, profile: str, gpu: bool = False) -> Settings:
         if extra and "train" in extra:
             raise ConfigError(f"{at}.{key}.train: set train in the run's args (whether a run "
                               "trains is the run's own, in every profile)")
-    args = merge(merge(run.args, override), run.gpu if gpu else None)
+    layers = [("toolkit_defaults.hf", run.defaults or {}), ("args", run.args or {}),
+              (f"profiles.{profile}", override or {})]
+    prompting: dict | None = None
+    own: dict = {}   # the prompting keys the run itself sets
+    for name, layer in layers:
+        if "prompting" not in layer:
+            continue
+        given = layer["prompting"]
+        if given is None:
+            prompting, own = None, {}
+            continue
+        if not isinstance(given, dict):
+            raise ConfigError(f"{at}.{name}.prompting: a mapping of prompting settings "
+                              f"(template, shots, ...), not {type(given).__name__}")
+        prompting = merge(prompting or {}, given)
+        if name != layers[0][0]:
+            own.update({k: name for k in given})
+    args = merge(merge(merge(run.defaults or {}, run.args), override),
+                 run.gpu if gpu else None)
+    args.pop("prompting", None)
+    if prompting is not None and (run.args or {}).get("train", True) is not False:
+        if own:   # a trained run of a study whose hf runs are prompted is not
+            key = next(iter(own))
+            raise ConfigError(f"{at}.{own[key]}.prompting: a run that trains is not "
+                              "prompted (prompting is for a model evaluated as it is: "
+                              "train: false)")
+        prompting = None
+    if prompting is not None:
+        for name, layer in layers[1:]:
+            for key, target in AS_PROMPTING.items():
+                if key not in layer or layer[key] is None:
+                    continue
+                if target in own:
+                    raise ConfigError(f"{at}.{name}.{key}: a prompted run's {key} is its "
+                                      f"prompting.{target}, which {own[target]}.prompting "
+                                      f"sets too: give one of them")
+                prompting[target] = layer[key]
+        args["prompting"] = prompting
+    return args, own
+
+
+def settings(run, profile: str, gpu: bool = False) -> Settings:
+    """The run's ``args`` with its profile's override (and on a GPU its ``gpu``
+    options), checked; errors name the key."""
+    override = run.profiles.get(profile)
+    at = f"{run.source or 'the study YAML'}: runs.{run.name}"
+    args, own = merged_args(run, profile, gpu)
     s = check(Settings, args, f"{at}.args")
     if s.model is not None:
         from compsuite.data_prep.common.paths import resolve_path
 
         model_key = f"{at}.args.model" + (f" (or profiles.{profile}.model)" if override else "")
         s.model = str(resolve_path(s.model, model_key))
+    if s.prompting is not None:
+        kind = s.kind or model_kind(s, f"{at}.args")
+        if kind != "causal":   # a classifier in a study whose hf models are prompted
+            if own:
+                key = next(iter(own))
+                raise ConfigError(f"{at}.{own[key]}.prompting: prompting is for a causal "
+                                  f"language model, and this run's is a {kind} model "
+                                  f"({s.model}); leave prompting out for it")
+            s.prompting = None
     return s
 
 
@@ -188,10 +294,11 @@ class HFBackend(Backend):
     checkpoint_kinds = ("step",)   # Trainer's save_steps
     checkpoint_folder = CHECKPOINTS
     title = "Hugging Face"
-    system_options = ("--hf-model", "--hf-prompt")
+    system_options = ("--hf-model", "--hf-prompt", *PROMPTING_OPTIONS)
 
     def add_system_arguments(self, parser) -> None:
         from compsuite.foundation.arguments import folder_path
+        from compsuite.models.prompting import add_prompting_arguments
 
         parser.add_argument("--hf-model", metavar="DIR", type=folder_path,
                             help="evaluate a local Hugging Face model folder as it is "
@@ -199,10 +306,20 @@ class HFBackend(Backend):
                                  "as the run --name (as --model-cmd)")
         parser.add_argument("--hf-prompt", metavar="TEMPLATE",
                             help="with --hf-model: the prompt, {input} for the input "
-                                 "(default: the input alone)")
+                                 "(default: the input alone; where the study prompts its "
+                                 "models, the template of its prompting)")
+        add_prompting_arguments(parser)
 
     def engine_unfit(self, checkpoint: str | Path) -> tuple[str, str] | None:
         return f"a Hugging Face model folder ({checkpoint})", "transformers decodes it"
+
+    def usage(self, run_dir: Path) -> dict | None:
+        """A prompted model's usage record in ``run_dir`` (prompts answered, tokens in
+        and out, wall time, how it was prompted: :mod:`compsuite.toolkits.hf.prompted`);
+        None for any other run."""
+        from compsuite.toolkits.hf.prompted import read_usage
+
+        return read_usage(run_dir)
 
     def owns_checkpoint(self, path: Path, state) -> bool:
         """A folder: Trainer's checkpoints and model folders are folders."""
@@ -210,15 +327,24 @@ class HFBackend(Backend):
 
     def user_system(self, options) -> UserSystem | None:
         """A local model folder evaluated as it is (``--hf-model``, with
-        ``--hf-prompt``: ``\\n`` in it a newline)."""
+        ``--hf-prompt``: ``\\n`` in it a newline), prompted where the study prompts its
+        models (its ``toolkit_defaults.hf.prompting``) or where ``--shots``/``--demos``
+        say how (over the study's prompting)."""
+        from compsuite.models.prompting import prompting_overrides
+
         folder = getattr(options, "hf_model", None)
         if not folder:
             return None
-        args = {"model": folder, "train": False}
+        args: dict[str, Any] = {"model": folder, "train": False}
         if getattr(options, "hf_prompt", None):
             args["prompt"] = options.hf_prompt.replace("\\n", "\n")
+        label = ""
+        overrides = prompting_overrides(options)
+        if overrides:
+            args["prompting"] = overrides
+            label = shots_label(overrides)
         return UserSystem(args, f"a Hugging Face model folder ({folder})",
-                          "transformers decodes it")
+                          "transformers decodes it", label)
 
     def before_threads(self) -> None:
         import importlib
@@ -236,7 +362,11 @@ class HFBackend(Backend):
         if self.trains(run):
             return None
         s = settings(run, profile)
-        return {"model": s.model, "kind": s.kind, "prompt": s.prompt}
+        if s.prompting is None:
+            return {"model": s.model, "kind": s.kind, "prompt": s.prompt}
+        spec = s.spec()
+        return {"model": s.model, "kind": "causal", "prompting": spec.label(),
+                "template_sha256": spec.sha256(), "prompt_batch_size": s.prompt_batch_size}
 
     def saved_checkpoints(self, folder: Path) -> list[Checkpoint]:
         return saved(folder)
@@ -248,7 +378,8 @@ class HFBackend(Backend):
         text = plain(data)
         base = s.model or str(build_folder(data, s.build, s.prompt))
         # train and labels are not the training's (left out: the hash of a run is kept)
-        kept = {k: v for k, v in asdict(s).items() if k not in ("train", "labels")
+        kept = {k: v for k, v in asdict(s).items()
+                if k not in ("train", "labels", "prompting", "prompt_batch_size")
                 and (k != "gpus" or v != 1)}   # one GPU: the config (and its hash) as before
         return {"settings": kept, "base": base, "seed": seed,
                 "train": [str(text / "train.src"), str(text / "train.tgt")],
@@ -314,6 +445,17 @@ class HFBackend(Backend):
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
              generation: Decoding = Decoding()):
+        if kind in ("translator", "classifier"):
+            meta = read_meta(Path(checkpoint))
+            if meta.get("prompting") is not None:   # an evaluate-only run, prompted
+                from compsuite.models.prompting import prompt_spec
+                from compsuite.toolkits.hf.prompted import PromptedLM
+
+                where = str(Path(checkpoint) / META)
+                spec = prompt_spec(meta["prompting"], f"{where}: prompting")
+                return PromptedLM(checkpoint, spec, data,
+                                  folder=Path(checkpoint).parent if meta.get("evaluate_only")
+                                  else None, batch_size=int(meta.get("prompt_batch_size") or 1))
         if kind == "classifier":
             from compsuite.toolkits.hf.classifier import HFClassifier
 
@@ -331,6 +473,18 @@ class HFBackend(Backend):
 
 
 BACKEND = HFBackend()
+
+
+def shots_label(overrides: dict) -> str:
+    """How ``--shots``/``--demos`` prompt a model, in a report's words (``4-shot
+    similar``); "" where the study's prompting says the rest (``--demos`` alone, whose
+    shots the study gives)."""
+    if "shots" not in overrides:
+        return ""
+    if overrides["shots"] == 0:
+        return "zero-shot"
+    return f"{overrides['shots']}-shot {overrides.get('strategy', 'random')}" \
+        if "strategy" in overrides else f"{overrides['shots']}-shot"
 
 
 def plain(data: Dataset) -> Path:
@@ -395,6 +549,9 @@ def evaluate_only(run, profile: str, run_dir: Path, threads: int | None) -> dict
     kind = model_kind(s, at)
     meta = {"model": str(Path(s.model).resolve()), "kind": kind, "prompt": s.prompt,
             "stop": s.stop, "max_new_tokens": s.max_new_tokens, "evaluate_only": True}
+    if s.prompting is not None:   # prompted as a served model is (compsuite.toolkits.hf.prompted)
+        meta = {"model": meta["model"], "kind": kind, "prompting": s.spec(at).as_dict(),
+                "prompt_batch_size": s.prompt_batch_size, "evaluate_only": True}
     if s.labels is not None:
         meta["labels"] = s.labels
     folder = run_dir / EVALUATE_ONLY

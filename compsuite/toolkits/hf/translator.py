@@ -232,18 +232,21 @@ class SharedBase:
         return copy.merge_and_unload(adapter_names=[name]).eval()
 
 
-def load_model_and_tokenizer(checkpoint: Path, meta: dict, device: str, merge: bool = True):
+def load_model_and_tokenizer(checkpoint: Path, meta: dict, device: str, merge: bool = True,
+                             dtype=None):
     """The model of a checkpoint folder: the full model, or base + LoRA adapter (its
     ``adapter_config.json`` names the base's local folder: the base is loaded once per
     process, :class:`SharedBase`), the adapter merged into a copy of the base's weights
     unless ``merge`` is false; an evaluate-only run's folder loads the model folder its
-    ``compsuite_hf.json`` names.  Returns the model, its tokenizer, and (unmerged) the
-    shared base and the adapter's name on it, else None."""
+    ``compsuite_hf.json`` names.  ``dtype``: the weights' (``"auto"``: as saved); None,
+    bfloat16 on a GPU, float32 on the CPU.  Returns the model, its tokenizer, and
+    (unmerged) the shared base and the adapter's name on it, else None."""
     import torch
     from transformers import AutoTokenizer
 
     auto = model_class(meta["kind"])
-    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    if dtype is None:
+        dtype = torch.bfloat16 if device == "cuda" else torch.float32
     folder = model_folder(checkpoint, meta)
     tokenizer = from_folder(AutoTokenizer.from_pretrained, folder)
     ensure_padding(tokenizer)
