@@ -197,6 +197,12 @@ def test_translation_through_the_backend_is_the_servers_greedy_answer(server, tm
         headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req) as r:
         assert json.loads(r.read())["choices"][0]["text"] == by_text["copy A B C"]["text"]
+    kept = [json.loads(x) for x in (tmp_path / "run/answers.jsonl").read_text().splitlines()]
+    assert [(k["label"], k["index"], k["input"], k["answer"]) for k in kept] == [
+        ("translate test", i, x, h) for i, (x, h) in enumerate(zip(preds.sources,
+                                                                  preds.hypotheses))]
+    assert kept[1]["raw"] == "" and kept[0]["raw"].strip() == long
+    assert kept[0]["finish_reason"] == "length" and not kept[0]["cached"]
     usage = BACKEND.usage(tmp_path / "run")
     assert usage["requests_sent"] == 2 and usage["requests_cached"] == 0
     assert usage["answers_empty"] == 1 and usage["answers_cut"] == 2

@@ -123,7 +123,8 @@ def expand(text: str, where: str) -> str:
 
 def merged_args(run, profile: str) -> dict:
     """The study's ``toolkit_defaults.served``, the run's ``args``, the profile's
-    override, in that order; ``prompting`` merged key by key."""
+    override, in that order (a null removes a key); ``prompting`` merged key by key (a
+    null: the defaults from there on)."""
     override = run.profiles.get(profile)
     at = f"{run.source or 'the study YAML'}: runs.{run.name}"
     if override is not None and not isinstance(override, dict):
@@ -132,8 +133,11 @@ def merged_args(run, profile: str) -> dict:
               (f"profiles.{profile}", override or {})]
     prompting: dict = {}
     for name, layer in layers:
-        given = layer.get("prompting")
-        if given is None:
+        if "prompting" not in layer:
+            continue
+        given = layer["prompting"]
+        if given is None:   # null: the defaults (PromptSpec's)
+            prompting = {}
             continue
         if not isinstance(given, dict):
             raise ConfigError(f"{at}.{name}.prompting: a mapping of prompting settings "

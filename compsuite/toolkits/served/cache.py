@@ -8,6 +8,11 @@ and sends only what it does not hold.  A last line torn by a stop is cut off whe
 file is opened (and its request sent again); a line elsewhere that is not JSON is a
 DataError naming the file and line.  The API key is never part of a request's record.
 
+``answers.jsonl``: each answer of each call, appended when the call is answered: the
+request's label (e.g. ``translate test``), the input's index and text, the raw answer
+and the answer read from it, the tokens in and out, why it finished, and whether it
+came from the cache (the hf backend records a prompted model's answers so too).
+
 ``usage.json``: what asking the model cost in this folder, accumulated over every
 model of the folder and every run (requests sent and answered from the cache, tokens in
 and out, wall time), with the server's model id, the API, the decoding settings and the
@@ -26,13 +31,14 @@ from compsuite.foundation.io import atomic_open
 
 CACHE_FILE = "requests.jsonl"
 USAGE_FILE = "usage.json"
+ANSWERS_FILE = "answers.jsonl"
 #: the counters of usage.json, summed over calls
 COUNTERS = ("requests_sent", "requests_cached", "tokens_in", "tokens_out", "answers_empty",
             "answers_cut")
 
 _LOCK = threading.Lock()
 _OPEN: dict[Path, "RequestCache"] = {}
-_USAGE_LOCKS: dict[Path, threading.Lock] = {}
+_FILE_LOCKS: dict[Path, threading.Lock] = {}
 
 
 def request_key(model_id: str, api: str, prompt: Any, decoding: dict) -> str:
@@ -108,7 +114,7 @@ def add_usage(folder: Path, counts: dict[str, float], about: dict[str, Any]) -> 
     atomically; returns it."""
     path = Path(folder) / USAGE_FILE
     with _LOCK:
-        lock = _USAGE_LOCKS.setdefault(path.resolve(), threading.Lock())
+        lock = _FILE_LOCKS.setdefault(path.resolve(), threading.Lock())
     with lock:
         try:
             now = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
@@ -124,6 +130,20 @@ def add_usage(folder: Path, counts: dict[str, float], about: dict[str, Any]) -> 
         with atomic_open(path) as fh:
             json.dump(now, fh, indent=2, sort_keys=True)
         return now
+
+
+def append_answers(folder: Path, records: list[dict]) -> None:
+    """``records`` (one per answer of a call) appended to ``folder/answers.jsonl`` and
+    flushed, whole lines, one writer at a time."""
+    path = Path(folder) / ANSWERS_FILE
+    with _LOCK:
+        lock = _FILE_LOCKS.setdefault(path.resolve(), threading.Lock())
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    with lock:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
 
 
 def read_usage(folder: Path) -> dict | None:
@@ -144,5 +164,5 @@ def forget(folder: Path) -> None:
         _OPEN.pop((Path(folder) / CACHE_FILE).resolve(), None)
 
 
-__all__ = ["CACHE_FILE", "USAGE_FILE", "RequestCache", "add_usage", "open_cache",
-           "read_usage", "request_key", "forget"]
+__all__ = ["ANSWERS_FILE", "CACHE_FILE", "USAGE_FILE", "RequestCache", "add_usage",
+           "append_answers", "open_cache", "read_usage", "request_key", "forget"]

@@ -49,6 +49,8 @@ class Reply:
     model: str | None = None
     #: tries it took (1: answered at once)
     tries: int = 1
+    #: read from the request cache, not sent
+    cached: bool = False
 
     def record(self) -> dict:
         return {"text": self.text, "finish_reason": self.finish_reason,
@@ -59,7 +61,8 @@ class Reply:
     def from_record(cls, rec: dict) -> "Reply":
         return cls(text=rec.get("text") or "", finish_reason=rec.get("finish_reason"),
                    logprobs=rec.get("logprobs"), tokens_in=int(rec.get("tokens_in") or 0),
-                   tokens_out=int(rec.get("tokens_out") or 0), model=rec.get("model"))
+                   tokens_out=int(rec.get("tokens_out") or 0), model=rec.get("model"),
+                   cached=True)
 
 
 def waits(retries: int, backoff: float) -> list[float]:

@@ -16,7 +16,8 @@ answers), each its own word.  An empty answer, or one cut at
 ``max_tokens``, is an answer like any other (counted in the usage record).
 
 Every answer is kept in the run folder's request cache as it arrives, and what the
-cache holds is never sent again; what a call cost is added to the folder's usage record
+cache holds is never sent again; each call's answers, raw and read, are appended to
+the folder's ``answers.jsonl``, and what the call cost is added to its usage record
 (:mod:`compsuite.toolkits.served.cache`).
 """
 from __future__ import annotations
@@ -29,7 +30,8 @@ from typing import Sequence
 
 from compsuite.foundation.errors import ConfigError
 from compsuite.models.protocol import ModelBase, batch_done
-from compsuite.toolkits.served.cache import add_usage, open_cache, request_key
+from compsuite.toolkits.served.cache import (add_usage, append_answers, open_cache,
+                                             request_key)
 from compsuite.toolkits.served.client import Client, Reply, ServerError
 
 #: the first token's alternatives a classification asks for
@@ -69,8 +71,13 @@ class ServedModel(ModelBase):
         self._lock = threading.Lock()
         #: the answers of the last call (raw and read), in input order
         self.answers: list = []
+        self._label: str | None = None
 
     # ------------------------------------------------------------------ the protocol
+    def respond(self, request):
+        self._label = request.label   # what the answers are recorded under
+        return super().respond(request)
+
     def translate(self, sources: Sequence[str]) -> list[str]:
         """One answer per source (the answer read from the model's text)."""
         return [a.answer for a in self._answer(list(sources), classify=False)]
@@ -131,6 +138,7 @@ class ServedModel(ModelBase):
         """How the model is asked: what the usage record says beside its counts."""
         return {"model": self._model_id or self.model, "url": self.url, "api": self.api,
                 "decoding": self.decoding(False), "label": self.spec.label(),
+                "prompting": self.spec.label(),
                 "template_sha256": self.spec.sha256()}
 
     # ------------------------------------------------------------------ internals
@@ -143,14 +151,33 @@ class ServedModel(ModelBase):
                   "answers_empty": 0, "answers_cut": 0}
         try:
             replies = self._replies(items, classify, counts)
+            answers = [self.prompter.answer(r.text, classify, r.logprobs) for r in replies]
+            counts["answers_empty"] = sum(not a.answer for a in answers)
+            counts["answers_cut"] = sum(r.finish_reason == "length" for r in replies)
+            if self.folder is not None and items:
+                self._record(items, replies, answers)
         finally:
             if self.folder is not None and (counts["requests_sent"] or
                                             counts["requests_cached"]):
                 add_usage(self.folder, {**counts, "wall_s": time.monotonic() - start},
                           self.about())
-        answers = [self.prompter.answer(r.text, classify, r.logprobs) for r in replies]
         self.answers = answers
         return answers
+
+    def _record(self, items: list, replies: list[Reply], answers: list) -> None:
+        """Each answer, raw and read, appended to the folder's ``answers.jsonl`` under
+        the request's label (as the hf backend records a prompted model's)."""
+        from compsuite.models.prompting import fields_of
+
+        lines = []
+        for k, (item, r, a) in enumerate(zip(items, replies, answers)):
+            f = fields_of(item)
+            lines.append({"label": self._label, "index": k,
+                          "input": [f["premise"], f["hypothesis"]] if "premise" in f
+                          else f["input"], "raw": a.raw, "answer": a.answer,
+                          "tokens_in": r.tokens_in, "tokens_out": r.tokens_out,
+                          "finish_reason": r.finish_reason, "cached": r.cached})
+        append_answers(self.folder, lines)
 
     def _replies(self, items: list, classify: bool, counts: dict) -> list[Reply]:
         """The server's reply to each item's prompt, from the cache where it holds it;
@@ -185,11 +212,6 @@ class ServedModel(ModelBase):
                 counts["tokens_in"] += reply.tokens_in
                 counts["tokens_out"] += reply.tokens_out
                 batch_done(len(todo[key]))
-        for r in replies:
-            if not r.text.strip():
-                counts["answers_empty"] += 1
-            if r.finish_reason == "length":
-                counts["answers_cut"] += 1
         return replies   # type: ignore[return-value]
 
     def _body(self, prompt, chat: bool, decoding: dict) -> dict:
