@@ -609,3 +609,32 @@ def test_the_options_are_on_run_and_the_eval_commands(capsys):
         for option in ("--model-url", "--model-name", "--model-api", "--shots", "--demos",
                        "--concurrency"):
             assert option in out, (args, option)
+
+
+def test_eval_commands_take_a_served_model(env, tmp_path, capsys):
+    """A model-in-the-loop command with --model-url: one that asks through
+    compsuite.commands, and one whose study code chose between a program and
+    checkpoints; a wrong model name is the same one-line error there."""
+    server = env
+    prefix = tmp_path / "test_pcfg_ratio=0.001"
+    Path(f"{prefix}_exception.src").write_text("copy A1 B1\nreverse A1 B1\n")
+    Path(f"{prefix}_exception.tgt").write_text("B1 B1\nA1\n")
+    Path(f"{prefix}_original.tgt").write_text("A1 B1\nB1 A1\n")
+    served = ["--model-url", server.url, "--model-name", server.model]
+    before = posts(server)
+    assert main(["eval", "pcfgset", "overgeneralisation", *served, "--exceptions",
+                 str(prefix), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["input"]["system"]["url"] == server.url and len(res["profile"]) == 1
+    assert res["final"]["neither"] == 1.0   # noise, neither rule nor exception
+    assert posts(server) - before == 2
+    unrolled = tmp_path / "unrolled.tsv"
+    unrolled.write_text("unrolled\tappend C1 M1 , H1 K1\t*1\n"
+                        "unrolled\tswap_first_last *1\tK1 M1 H1 C1\n"
+                        "original\tswap_first_last append C1 M1 , H1 K1\tK1 M1 H1 C1\n")
+    assert main(["eval", "pcfgset", "localism", *served, "--unrolled", str(unrolled),
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["input"]["system"]["model"] == server.model
+    assert main(["eval", "pcfgset", "localism", "--model-url", server.url, "--model-name",
+                 "nope", "--unrolled", str(unrolled), "--json"]) == 1
+    assert "the server serves no model 'nope'" in one_line(capsys.readouterr().err)
