@@ -9,7 +9,8 @@ file is opened (and its request sent again); a line elsewhere that is not JSON i
 DataError naming the file and line.  The API key is never part of a request's record.
 
 ``answers.jsonl``: each answer of each call, appended when the call is answered: the
-request's label (e.g. ``translate test``), the input's index and text, the raw answer
+unit that asked (a unit may evaluate another unit's model) and the request's label
+(e.g. ``translate test``), the input's index and text, the raw answer
 and the answer read from it, the tokens in and out, why it finished, and whether it
 came from the cache (the hf backend records a prompted model's answers so too).
 

@@ -72,10 +72,12 @@ class ServedModel(ModelBase):
         #: the answers of the last call (raw and read), in input order
         self.answers: list = []
         self._label: str | None = None
+        self._unit: str | None = None
 
     # ------------------------------------------------------------------ the protocol
     def respond(self, request):
-        self._label = request.label   # what the answers are recorded under
+        # what the answers are recorded under: the request's label and unit
+        self._label, self._unit = request.label, request.unit
         return super().respond(request)
 
     def translate(self, sources: Sequence[str]) -> list[str]:
@@ -172,7 +174,7 @@ class ServedModel(ModelBase):
         lines = []
         for k, (item, r, a) in enumerate(zip(items, replies, answers)):
             f = fields_of(item)
-            lines.append({"label": self._label, "index": k,
+            lines.append({"unit": self._unit, "label": self._label, "index": k,
                           "input": [f["premise"], f["hypothesis"]] if "premise" in f
                           else f["input"], "raw": a.raw, "answer": a.answer,
                           "tokens_in": r.tokens_in, "tokens_out": r.tokens_out,
