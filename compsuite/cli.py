@@ -277,7 +277,8 @@ def cmd_export(a) -> int:
     print(export_summary(out, m["counts"]))
     if a.lm_eval:
         scored = sum(bool(t["metric"]) for t in tasks["tasks"].values())
-        print(f"lm-eval: {len(tasks['tasks'])} tasks ({scored} with references, scored "
+        n = len(tasks["tasks"])
+        print(f"lm-eval: {n} task{'' if n == 1 else 's'} ({scored} with references, scored "
               f"by lm-eval; prompts {tasks['prompting']}) in {out}/lm_eval/ (README.md); "
               f"run: lm_eval --include_path {out} --tasks "
               f"{next(iter(tasks['tasks']), '')} ...")

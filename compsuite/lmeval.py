@@ -115,8 +115,10 @@ def prompt_settings(study, shots: int | None = None, strategy: str | None = None
         value["shots"] = shots
     if strategy is not None:
         value["strategy"] = strategy
-    spec = prompt_spec(value, f"{study.source}: toolkit_defaults.<toolkit>.prompting")
-    spec.check(f"{study.source}: toolkit_defaults.<toolkit>.prompting")
+    where = f"{study.source}: toolkit_defaults.<toolkit>.prompting" + (
+        " with --shots/--demos" if shots is not None or strategy is not None else "")
+    spec = prompt_spec(value, where)
+    spec.check(where)
     return spec
 
 

@@ -243,3 +243,18 @@ def test_the_prompting_options_are_checked_before_any_work(tmp_path, capsys):
                  "--shots", "2"]) == 2
     assert "--shots and --demos shape the prompts of --lm-eval tasks" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_class_is_read_from_its_label_word_as_the_suite_reads_it(tmp_path):
+    from compsuite import lmeval
+
+    (tmp_path / "prompting.json").write_text(json.dumps({
+        "template": "{premise} Question: {hypothesis}? Answer:", "stop": ["."],
+        "labels": {"entailment": "yes", "contradiction": "no", "neutral": "maybe"}}))
+    doc = {"kind": "classify", "scored": True, "target": "entailment"}
+    assert lmeval.answer_of(tmp_path, doc, " Yes. And more\nlines") == "entailment"
+    assert lmeval.answer_of(tmp_path, doc, " perhaps") == ""   # no class: wrong
+    assert lmeval.process_results(tmp_path, doc, [" no"]) == {
+        "accuracy": ("contradiction", "entailment")}
+    assert lmeval.process_results(tmp_path, {**doc, "scored": False}, [" no"]) == {}
+    assert lmeval.aggregate([("entailment", "entailment"), ("", "neutral")]) == 0.5
