@@ -103,10 +103,11 @@ def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
     from compsuite.models.protocol import counted
 
     engine = engine_settings(a) if kind == "translator" else {}
-    if getattr(a, "model_cmd", None):
-        from compsuite.toolkits import get_backend, user_system
+    brought = user_system_given(a)
+    if brought is not None:   # a system of the user's (--model-cmd, ...), not a checkpoint
+        from compsuite.toolkits import get_backend
 
-        toolkit, system = user_system(a)   # the backend whose option --model-cmd is
+        toolkit, system = brought
         unused_engine(engine, system.what, system.instead)
         env = {"COMPSUITE_DATA": str(Path(raw).resolve())} if raw is not None else None
         return counted(get_backend(toolkit).user_model(
@@ -126,6 +127,20 @@ def load_model_from_options(a: argparse.Namespace, kind: str = "translator",
     given = {} if a.batch_size is None else {"batch_size": a.batch_size}
     return load_checkpoint(a.checkpoint, a.data, kind, toolkit,
                            generation=decoding({**given, **engine}, "options"))
+
+
+def user_system_given(a: argparse.Namespace):
+    """(backend name, :class:`~compsuite.toolkits.base.UserSystem`) of the system of
+    the user's that a command's options bring instead of a checkpoint, each backend
+    asked in turn (:meth:`~compsuite.toolkits.base.Backend.user_system`: a program's
+    ``--model-cmd``, ...); None: they bring none."""
+    from compsuite.toolkits import backends
+
+    for backend in backends():
+        system = backend.user_system(a)
+        if system is not None:
+            return backend.name, system
+    return None
 
 
 def output_arguments(group, suffix: str = "", what: str = "outputs",
@@ -181,9 +196,13 @@ def model_in_the_loop(a: argparse.Namespace, kind: str = "translator",
 
 
 def model_source(a: argparse.Namespace) -> dict:
-    """What a result records of the model: its checkpoint or its command."""
+    """What a result records of the model: its checkpoint, its command, or the
+    settings of another system of the user's (its backend's arguments)."""
     if getattr(a, "model_cmd", None):
         return {"command": a.model_cmd}
+    brought = user_system_given(a)
+    if brought is not None:
+        return {"system": {"toolkit": brought[0], **brought[1].args}}
     return {"checkpoint": a.checkpoint}
 
 

@@ -37,7 +37,8 @@ def run_ctlpp(tmp_path, *extra: str) -> int:
 @pytest.mark.parametrize("extra,message", [
     (["--hf-prompt", "Q: {input}"], "--hf-prompt goes with --hf-model, which is not given"),
     (["--model-timeout", "5"], "--model-timeout goes with --model-cmd, which is not given"),
-    (["--name", "mine"], "--name goes with --model-cmd or --hf-model, which is not given"),
+    (["--name", "mine"], "--name goes with --model-cmd or --hf-model or --model-url, "
+                         "which is not given"),
     (["--model-cmd", "python m.py", "--hf-prompt", "Q: {input}"],
      "--hf-prompt goes with --hf-model"),
     (["--hf-model", "/models/m", "--model-timeout", "5"], "--model-timeout goes with "

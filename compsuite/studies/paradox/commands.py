@@ -65,7 +65,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
 def cmd_score(a) -> int:
     import json
 
-    from compsuite.commands import outputs_given, write_json
+    from compsuite.commands import outputs_given, user_system_given, write_json
     from compsuite.data_prep.paradox.dataset import item_tables
     from compsuite.eval.paradox.evaluate import read_test
     from compsuite.eval.paradox.metrics import score_test
@@ -79,7 +79,7 @@ def cmd_score(a) -> int:
                             f"has {len(inputs)}")
     elif own := outputs_given(a, "-output", "hypotheses"):   # a toolkit's own output file
         hyps = own[0].read_hypotheses(own[1], len(inputs))
-    elif a.model_cmd:
+    elif user_system_given(a):   # a program, a served model
         from compsuite.commands import load_model_from_options
         from compsuite.models.protocol import translate
 

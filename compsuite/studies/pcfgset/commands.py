@@ -150,18 +150,20 @@ def cmd_localism(a) -> int:
 
 
 def cmd_overgeneralisation(a) -> int:
-    from compsuite.commands import engine_settings, show, write_json
+    from compsuite.commands import engine_settings, show, user_system_given, write_json
     from compsuite.eval.pcfgset import overgeneralisation as og
     from compsuite.eval.pcfgset.plots import overgeneralisation_areas
     from compsuite.toolkits import load_translator, saved_checkpoints
 
     sources, exc, orig = og.read_exception_set(a.exceptions)
-    if a.model_cmd:   # a program: one model, no checkpoints over training
-        from compsuite.commands import model_in_the_loop
+    if user_system_given(a):   # a program, a served model: one model, no checkpoints
+        from compsuite.commands import model_in_the_loop, model_source
 
+        source = model_source(a)
         with model_in_the_loop(a) as model:
-            res = og.track([("final", 0, a.model_cmd)], lambda _: model, sources, exc, orig)
-        res["input"] = {"command": a.model_cmd, "exceptions": a.exceptions}
+            res = og.track([("final", 0, a.model_cmd or json.dumps(source))],
+                           lambda _: model, sources, exc, orig)
+        res["input"] = {**source, "exceptions": a.exceptions}
     else:
         res = og.track(og.listed(saved_checkpoints(a.checkpoints)),
                        lambda p: load_translator(p, a.data, batch_size=a.batch_size,

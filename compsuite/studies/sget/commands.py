@@ -60,7 +60,7 @@ def add_eval_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_score(a) -> int:
-    from compsuite.commands import show, write_json
+    from compsuite.commands import show, user_system_given, write_json
     from compsuite.data_prep.sget.preprocess import read_released
     from compsuite.eval.reports.tables import markdown_table
     from compsuite.eval.sget.scoring import score_folder, score_rows
@@ -70,14 +70,14 @@ def cmd_score(a) -> int:
     rows = read_released(folder / f"{a.split}.txt")
     if a.hyps:
         hyps, origin = read_lines(a.hyps), {"hyps": a.hyps}
-    elif a.model_cmd:   # a program: plain English in, plain Japanese out
-        from compsuite.commands import load_model_from_options
+    elif user_system_given(a):   # a program, a served model: plain English in, Japanese out
+        from compsuite.commands import load_model_from_options, model_source
         from compsuite.models.protocol import translate
 
         with load_model_from_options(a) as model:
             hyps = translate(model, [r.english for r in rows], f"translate {a.split}",
                              show=not a.json)
-        origin = {"command": a.model_cmd}
+        origin = model_source(a)
     else:
         from compsuite.commands import engine_settings
         from compsuite.models.protocol import translate
