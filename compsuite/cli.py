@@ -10,6 +10,8 @@ subcommands (``compsuite/studies/<study>/commands.py``), so nothing here names a
     compsuite report <study> --profile quick|paper|tiny
     compsuite export <study> --profile P --out DIR   every test input, for any system
     compsuite score <study> --profile P --from DIR --hyps HYPDIR
+    compsuite export <study> --profile P --lm-eval DIR   the tests as lm-eval tasks
+    compsuite score <study> --profile P --from DIR --lm-eval-samples OUT
     compsuite paths
 
 Errors of the user's making (a missing file, a mismatched line count, a malformed
@@ -264,9 +266,28 @@ def cmd_export(a) -> int:
     from compsuite.export import export
     from compsuite.registry import get_study
 
-    m = export(get_study(a.study), a.profile, Path(a.out), Path(a.data_root), parts=a.parts,
-               seeds=a.seeds, show=not a.quiet)
-    print(export_summary(a.out, m["counts"]))
+    study = get_study(a.study)
+    then, out = None, a.out or a.lm_eval
+    if a.lm_eval:
+        from compsuite import lmeval
+
+        spec = lmeval.prompt_settings(study, a.shots, a.demos)   # checked before any work
+        tasks: dict = {}
+        then = lambda folder, manifest: tasks.update(   # noqa: E731
+            lmeval.write_tasks(folder, manifest, spec))
+    elif a.shots is not None or a.demos is not None:
+        return _fail("--shots and --demos shape the prompts of --lm-eval tasks; give "
+                     "--lm-eval DIR", 2)
+    m = export(study, a.profile, Path(out), Path(a.data_root), parts=a.parts,
+               seeds=a.seeds, show=not a.quiet, then=then)
+    print(export_summary(out, m["counts"]))
+    if a.lm_eval:
+        scored = sum(bool(t["metric"]) for t in tasks["tasks"].values())
+        n = len(tasks["tasks"])
+        print(f"lm-eval: {n} task{'' if n == 1 else 's'} ({scored} with references, scored "
+              f"by lm-eval; prompts {tasks['prompting']}) in {out}/lm_eval/ (README.md); "
+              f"run: lm_eval --include_path {out} --tasks "
+              f"{next(iter(tasks['tasks']), '')} ...")
     return 0
 
 
@@ -287,16 +308,29 @@ def export_summary(out: str, c: dict) -> str:
 
 
 def cmd_score(a) -> int:
-    from compsuite.export import score
+    from compsuite.export import check_name, score
     from compsuite.registry import get_study
 
-    out, skipped = score(get_study(a.study), a.profile, Path(getattr(a, "from")),
-                         Path(a.hyps), runs_root=Path(a.runs_root),
+    inputs, unanswered = Path(getattr(a, "from")), None
+    if a.lm_eval_samples:   # lm-eval's logged answers, written as the answer files first
+        from compsuite.lmeval import write_answers
+
+        check_name(a.name)
+        hyps = Path(a.hyps) if a.hyps else (Path(a.runs_root) / "lm-eval-answers" / a.study
+                                            / f"{a.profile}-{a.name}")
+        unanswered = write_answers(inputs, Path(a.lm_eval_samples), hyps, show=not a.quiet)
+    elif a.hyps:
+        hyps = Path(a.hyps)
+    else:
+        return _fail("give the answers: --hyps DIR, or --lm-eval-samples DIR (lm_eval's "
+                     "--output_path, run with --log_samples)", 2)
+    out, skipped = score(get_study(a.study), a.profile, inputs,
+                         hyps, runs_root=Path(a.runs_root),
                          results_root=Path(a.results_root), data_root=Path(a.data_root),
-                         name=a.name, show=not a.quiet)
+                         name=a.name, show=not a.quiet, unanswered=unanswered)
     print(headline(out / "report.md"))
     print(f"\nthe whole report: {out / 'report.md'}; results in {out}/"
-          + (f"; {len(skipped)} units need the model in the loop (listed at the end of "
+          + (f"; {len(skipped)} units not scored from answer files (listed at the end of "
              "report.md)" if skipped else ""))
     return 0
 
@@ -358,7 +392,16 @@ def add_exchange_commands(sub) -> None:
                                        "any system to answer")
     ex.add_argument("study", help="a study (compsuite list)")
     ex.add_argument("--profile", default="quick")
-    ex.add_argument("--out", required=True, help="a new folder")
+    where = ex.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", help="a new folder")
+    where.add_argument("--lm-eval", metavar="DIR",
+                       help="a new folder: the export, and lm-evaluation-harness tasks of "
+                            "its tests (DIR/lm_eval/; lm_eval --include_path DIR)")
+    ex.add_argument("--shots", type=int, metavar="K",
+                    help="with --lm-eval: demonstrations in each prompt, drawn from the "
+                         "study's training split (default: the study's prompting, else 0)")
+    ex.add_argument("--demos", choices=("random", "similar", "structure"),
+                    help="with --lm-eval: how the demonstrations are drawn")
     ex.add_argument("--parts", nargs="+", metavar="PART", help="only these parts")
     ex.add_argument("--seeds", type=int, nargs="+", help="instead of the profile's")
     ex.add_argument("--data-root", default="DATA")
@@ -369,8 +412,13 @@ def add_exchange_commands(sub) -> None:
     sc.add_argument("study", help="a study (compsuite list)")
     sc.add_argument("--profile", default="quick")
     sc.add_argument("--from", required=True, metavar="DIR", help="the folder export wrote")
-    sc.add_argument("--hyps", required=True, metavar="DIR",
-                    help="the answers: <unit>/<name>.hyp for each exported <unit>/<name>.src")
+    sc.add_argument("--hyps", metavar="DIR",
+                    help="the answers: <unit>/<name>.hyp for each exported <unit>/<name>.src "
+                         "(with --lm-eval-samples: where they are written, by default "
+                         "RUNS_ROOT/lm-eval-answers/<study>/<profile>-<name>)")
+    sc.add_argument("--lm-eval-samples", metavar="DIR",
+                    help="the answers lm_eval logged (its --output_path, run with "
+                         "--log_samples) for the tasks of an export --lm-eval")
     sc.add_argument("--name", default=DEFAULT_NAME,
                     help="the system's name in the report and its folders, one plain folder "
                          "name; scoring other answers under a name in use is refused")

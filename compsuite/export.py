@@ -69,19 +69,23 @@ def check_name(name: str, option: str = "--name") -> str:
     return name
 
 
-def evaluate(runner, units, show: bool, wrap) -> tuple[dict, dict]:
+def evaluate(runner, units, show: bool, wrap, skip: dict | None = None
+             ) -> tuple[dict, dict]:
     """Each unit evaluated in turn, its models wrapped by ``wrap(unit)`` (a recording or
     a replaying of the unit's folder): (results by unit path, reasons of the units that
-    need the model in the loop, by path)."""
+    need the model in the loop, by path).  ``skip``: units not to evaluate (path ->
+    why), listed with the skipped."""
     from compsuite.models.protocol import InTheLoop
     from compsuite.runner import wave_of
 
     runner.wrap_model = wrap
-    runner.prepare(units)
+    skipped: dict[str, str] = dict(skip or {})
+    runner.prepare([u for u in units if u.path not in skipped])
     done: dict[str, dict] = {}
-    skipped: dict[str, str] = {}
     waves = wave_of(units)
     for u in sorted(units, key=lambda u: waves[u.path]):   # after the units they require
+        if u.path in skipped:
+            continue
         blocked = [d for d in u.requires if d in skipped]
         if blocked:
             skipped[u.path] = f"it evaluates the model of {blocked[0]}: {skipped[blocked[0]]}"
@@ -96,9 +100,10 @@ def evaluate(runner, units, show: bool, wrap) -> tuple[dict, dict]:
 
 
 def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds=None,
-           show: bool = True) -> dict:
+           show: bool = True, then=None) -> dict:
     """Write every test input of ``study``'s ``profile`` under ``out`` (see the module
-    docstring); returns the manifest."""
+    docstring); returns the manifest.  ``then(folder, manifest)``: what else is written
+    into the folder before it is moved into place (the lm-eval tasks)."""
     from compsuite.runner import Runner
     from compsuite.toolkits import answers_backend
 
@@ -126,6 +131,8 @@ def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds
             json.dump(manifest, fh, indent=2)
         with atomic_open(part / "README.md") as fh:
             fh.write(readme(manifest))
+        if then is not None:
+            then(part, manifest)
         if out.is_dir():
             out.rmdir()   # empty (checked above)
         part.rename(out)
@@ -203,10 +210,11 @@ def read_manifest(folder: Path, study: str, profile: str) -> dict:
 
 def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
           results_root: Path, data_root: Path, name: str = "system",
-          show: bool = True) -> tuple[Path, dict]:
+          show: bool = True, unanswered: dict[str, str] | None = None) -> tuple[Path, dict]:
     """Score the answer files in ``answers`` for the export in ``inputs``: the study's
     report for this one system, beside the paper's numbers; returns (report folder,
-    skipped units with reasons)."""
+    skipped units with reasons).  ``unanswered``: exported units (their folders in the
+    export) that have no answers, with why; skipped, with the units that need them."""
     from compsuite.locks import folder_lock
     from compsuite.runner import Runner
     from compsuite.toolkits import answers_backend
@@ -232,7 +240,9 @@ def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
             shutil.rmtree(runner.runs_dir / u.path, ignore_errors=True)
         done, skipped = evaluate(runner, units, show, lambda u: partial(
             Replaying, inputs=Path(inputs).resolve() / folders[u.path],
-            answers=Path(answers).resolve() / folders[u.path]))
+            answers=Path(answers).resolve() / folders[u.path]), skip={
+                u.path: (unanswered or {})[folders[u.path]] for u in units
+                if folders[u.path] in (unanswered or {})})
     if not done:
         raise DataError(f"{answers}: no unit could be scored: " + "; ".join(
             f"{k}: {v}" for k, v in skipped.items()))

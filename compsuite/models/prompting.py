@@ -8,7 +8,7 @@ declares its prompting in its YAML (``toolkit_defaults: {<toolkit>: {prompting:
 key), read into :class:`PromptSpec`:
 
 * ``template``: the test input in words (``{input}``; a sentence pair: ``{premise}``
-  and ``{hypothesis}``), e.g. the SGET authors' ``"### Input: {input} ### Output:\\n"``;
+  and ``{hypothesis}``), e.g. a study authors' own ``"### Input: {input} ### Output:\\n"``;
 * ``answer``: how a demonstration's answer follows its template (``{output}``);
 * ``instruction``: what comes first (a chat's system message);
 * ``shots`` demonstrations drawn from the study's own training split
@@ -24,7 +24,7 @@ key), read into :class:`PromptSpec`:
     deterministic, and needs no model weights, which a dense retriever would download);
     ties go to the earlier training line;
   - ``structure``: demonstrations that together cover the test input's structures
-    (``structures``: the tokens that name them, e.g. PCFG SET's functions), chosen
+    (``structures``: the tokens that name them, e.g. the functions an input applies), chosen
     greedily (the one covering most of what is left uncovered, ties by similarity),
     then the most similar; only where the study can tell (a spec without
     ``structures`` is refused).
