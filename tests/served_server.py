@@ -23,6 +23,7 @@ answers requests whose ``model`` is that path.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -166,7 +167,9 @@ class Served:
 
     def start(self, timeout: float = 120.0) -> "Served":
         """Start the server (on the same port as before) and wait until ``/health``
-        answers 200 and the model is loaded (one completion asked)."""
+        answers 200 and the model is loaded (one completion asked); one already
+        running is stopped first."""
+        self.stop()
         exe = Path(sys.executable).with_name("transformers")
         cmd = [str(exe) if exe.is_file() else "transformers", "serve", str(self.folder),
                "--host", "127.0.0.1", "--port", str(self.port), "--device", "cpu",
@@ -180,6 +183,7 @@ class Served:
         self.proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env,
                                      stdin=subprocess.DEVNULL, start_new_session=True)
         fh.close()
+        atexit.register(self.stop)   # never left running by a test session that ends
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
