@@ -18,7 +18,7 @@ from pathlib import Path
 
 from compsuite.eval.reports.plots import pyplot, save
 from compsuite.eval.reports.tables import (markdown_table, mean_std_cell, paper_numbers,
-                                          write_report)
+                                          with_prompting, write_report)
 
 PLOT = "accuracy_by_lambda.png"
 SUFFIX = {"original": "", "bow": " (BoW)", "ws": " (WS)"}
@@ -28,7 +28,8 @@ PAPER_SET = {"snli": "snli", "mnli_matched": "mnli_matched",
 
 
 def row_name(r: dict) -> str:
-    name = f"{r.get('model', r.get('run'))}{SUFFIX.get(r.get('variant', 'original'), '')}"
+    name = with_prompting(f"{r.get('model', r.get('run'))}", r)   # a prompted model: how
+    name += SUFFIX.get(r.get('variant', 'original'), '')
     aug = r.get("augment", "none")
     return name if aug in (None, "none") else f"{name} + adv. {aug.upper()}"
 

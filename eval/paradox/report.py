@@ -21,7 +21,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from compsuite.eval.reports.tables import (markdown_table, mean_std, mean_std_cell,
-                                          paper_numbers, write_report)
+                                          paper_numbers, prompting_of,
+                                          write_report)
 
 from .plots import DATA_ORDER, plot_overgeneralisation, plot_points
 
@@ -60,10 +61,12 @@ def _sorted_keys(keys):
 
 def rows_by_run(results: list[dict]) -> list[dict]:
     """The results with each ``part`` reading ``<size> (<run>)`` when they come from
-    several runs (their rows are then kept apart), else as they are."""
-    if len({str(r.get("run")) for r in results}) < 2:
+    several runs (their rows are then kept apart) or from a prompted model (its run
+    followed by how it was prompted), else as they are."""
+    if len({str(r.get("run")) for r in results}) < 2 and not any(map(prompting_of, results)):
         return results
-    return [{**r, "part": f"{r.get('part')} ({r.get('run')})"} for r in results]
+    return [{**r, "part": f"{r.get('part')} ({', '.join(filter(None, [str(r.get('run')), prompting_of(r)]))})"}
+            for r in results]
 
 
 def overgeneralisation_curves(results):
@@ -107,7 +110,7 @@ def build_report(study, profile: str, results: list[dict], out_dir: Path) -> lis
 
 
 def _introduction(title: str, profile: str, results: list[dict]) -> list[str]:
-    md = [f"# {title}\n", f"Profile `{profile}`: {len(results)} trained model(s). "
+    md = [f"# {title}\n", f"Profile `{profile}`: {len(results)} model(s). "
           "Scores are fractions (1.0 = every sample consistent / overgeneralised); ours are "
           "mean ± std over seeds of the mean over templates; the paper's are for its three "
           "OPUS training sizes (five seeds each)."]

@@ -72,3 +72,16 @@ def write_report(out_dir, report: dict, md: list[str], json_name: str = "report.
     with atomic_open(Path(out_dir) / md_name) as fh:
         fh.write("\n".join(md))
     return [Path(out_dir) / json_name, Path(out_dir) / md_name]
+
+
+def prompting_of(result: dict) -> str:
+    """How a prompted model was asked (``zero-shot``, ``4-shot similar``), as its result
+    records it (``usage.label``); ``""`` for any other system."""
+    return str((result.get("usage") or {}).get("label") or "")
+
+
+def with_prompting(name: str, result: dict) -> str:
+    """``name``, followed by how a prompted model was asked (:func:`prompting_of`) where
+    its row is a prompted model's and the name does not say it already."""
+    said = prompting_of(result)
+    return f"{name} ({said})" if said and f"({said})" not in str(name) else str(name)

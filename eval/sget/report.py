@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from compsuite.eval.reports.plots import pyplot, save
 from compsuite.eval.reports.tables import (fmt, markdown_table, mean_std, paper_numbers,
-                                           write_report)
+                                           with_prompting, write_report)
 
 MAIN, NO_RESTRICTIONS, NO_CONCATENATION = "main", "no_restrictions", "no_concatenation"
 SPLITS = ("test", "gen")
@@ -184,8 +184,10 @@ def _models(results: list[dict], model_labels: Mapping[str, str]) -> tuple[dict,
     result (the architecture, with the toolkit when one architecture ran in two)."""
     toolkits: dict = defaultdict(set)
     stand_in = {r.get("architecture") or "?" for r in results if r.get("stand_in")}
+    first: dict = {}   # an architecture's first result (a prompted model's: how it was asked)
     for r in results:
         toolkits[r.get("architecture") or "?"].add(r.get("toolkit"))
+        first.setdefault(r.get("architecture") or "?", r)
 
     def key(r: dict) -> str:
         a = r.get("architecture") or "?"
@@ -196,7 +198,8 @@ def _models(results: list[dict], model_labels: Mapping[str, str]) -> tuple[dict,
     for a in order:
         for t in sorted(toolkits.get(a, ()), key=str):
             k = a if len(toolkits[a]) <= 1 else f"{a}/{t}"
-            label = model_labels.get(a, a) + ("" if len(toolkits[a]) <= 1 else f" ({t})")
+            label = with_prompting(model_labels.get(a, a), first.get(a, {})) + (
+                "" if len(toolkits[a]) <= 1 else f" ({t})")
             if a in stand_in:
                 label += " stand-in"
             info[k] = {"architecture": a, "toolkit": t, "label": label,

@@ -303,7 +303,8 @@ class PromptedLM(ModelBase):
                 "decoding": {"greedy": True, "max_tokens": self.spec.max_tokens,
                              "stop": [s for s in self.spec.stop if s],
                              "batch_size": self.batcher.size},
-                "prompting": self.spec.label(), "template_sha256": self.spec.sha256()}
+                "label": self.spec.label(), "prompting": self.spec.label(),
+                "template_sha256": self.spec.sha256()}
 
     def _record(self, items, ids, got, answers, classify: bool, wall: float) -> None:
         from compsuite.models.prompting import fields_of
