@@ -391,13 +391,13 @@ class Prompter:
 # ----------------------------------------------------------------------------- options
 #: the options of ``compsuite run`` and the eval commands that set how any prompted
 #: model is prompted (over the study's prompting), shared by every backend of one
-PROMPTING_OPTIONS = ("--shots", "--demos")
+PROMPTING_OPTIONS = ("--shots", "--demos", "--max-tokens")
 
 
 def add_prompting_arguments(parser) -> None:
     """``--shots K`` and ``--demos STRATEGY`` in ``parser`` (once, however many
     backends of prompted models ask)."""
-    from compsuite.foundation.arguments import non_negative_int
+    from compsuite.foundation.arguments import non_negative_int, positive_int
 
     if "--shots" in getattr(parser, "_option_string_actions", {}):
         return
@@ -409,6 +409,10 @@ def add_prompting_arguments(parser) -> None:
                         help="with a prompted model and --shots: how demonstrations are "
                              "drawn: random (seeded), similar (TF-IDF nearest), structure "
                              "(covering the input's structures, where the study names them)")
+    parser.add_argument("--max-tokens", type=positive_int, default=None, metavar="N",
+                        help="with a prompted model: the most tokens an answer may have "
+                             "(default: the study's prompting; a longer answer is cut and "
+                             "scored as it is)")
 
 
 def prompting_overrides(options) -> dict:
@@ -418,4 +422,6 @@ def prompting_overrides(options) -> dict:
         out["shots"] = options.shots
     if getattr(options, "demos", None) is not None:
         out["strategy"] = options.demos
+    if getattr(options, "max_tokens", None) is not None:
+        out["max_tokens"] = options.max_tokens
     return out

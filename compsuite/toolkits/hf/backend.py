@@ -338,13 +338,11 @@ class HFBackend(Backend):
         args: dict[str, Any] = {"model": folder, "train": False}
         if getattr(options, "hf_prompt", None):
             args["prompt"] = options.hf_prompt.replace("\\n", "\n")
-        label = ""
         overrides = prompting_overrides(options)
-        if overrides:
+        if overrides:   # how it was asked is named in reports from its results' usage
             args["prompting"] = overrides
-            label = shots_label(overrides)
         return UserSystem(args, f"a Hugging Face model folder ({folder})",
-                          "transformers decodes it", label)
+                          "transformers decodes it")
 
     def before_threads(self) -> None:
         import importlib
@@ -473,18 +471,6 @@ class HFBackend(Backend):
 
 
 BACKEND = HFBackend()
-
-
-def shots_label(overrides: dict) -> str:
-    """How ``--shots``/``--demos`` prompt a model, in a report's words (``4-shot
-    similar``); "" where the study's prompting says the rest (``--demos`` alone, whose
-    shots the study gives)."""
-    if "shots" not in overrides:
-        return ""
-    if overrides["shots"] == 0:
-        return "zero-shot"
-    return f"{overrides['shots']}-shot {overrides.get('strategy', 'random')}" \
-        if "strategy" in overrides else f"{overrides['shots']}-shot"
 
 
 def plain(data: Dataset) -> Path:

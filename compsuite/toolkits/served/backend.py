@@ -44,6 +44,7 @@ from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import atomic_open
 from compsuite.models.decoding import Decoding
+from compsuite.models.prompting import PROMPTING_OPTIONS
 from compsuite.schema import check, positive, within
 from compsuite.toolkits.base import TextModelBackend, UserSystem, merge
 
@@ -210,7 +211,7 @@ QUALIFIERS = {"model_name": "--model-name", "model_api": "--model-api",
 class ServedBackend(TextModelBackend):
     name = "served"
     title = "a served language model (OpenAI-compatible API)"
-    system_options = ("--model-url", "--model-name", "--model-api", "--shots", "--demos",
+    system_options = ("--model-url", "--model-name", "--model-api", *PROMPTING_OPTIONS,
                       "--concurrency")
 
     def add_system_arguments(self, parser) -> None:
