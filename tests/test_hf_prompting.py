@@ -352,7 +352,7 @@ def test_hf_model_with_shots_and_demos_on_the_command_line(tiny):
     system = backend.user_system(opts)
     assert system.args == {"model": str(folder), "train": False, "prompt": "Q: {input}\nA:",
                            "prompting": {"shots": 2, "strategy": "similar"}}
-    assert system.label == "2-shot similar"
+    assert system.label == ""   # reports name the setting from the results' usage
     r = Run("mine", "mine", "hf", args=system.args,
             defaults={"prompting": {"template": "{input}", "chat": True}})
     s = settings(r, "tiny").spec()

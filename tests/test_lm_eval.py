@@ -58,7 +58,14 @@ def test_every_file_of_an_answer_only_test_is_a_task(export):
     assert [d["target"] for d in task] == (raw / "test.tgt").read_text().splitlines()
     assert [d["id"] for d in task] == (out / "task/export/seed1/translate-test.ids"
                                        ).read_text().splitlines()
-    assert task[0]["prompt"] == task[0]["input"]   # the default prompt: zero-shot, {input}
+    # the study's prompting (toolkit_defaults.*.prompting), zero-shot
+    from compsuite.models.prompting import Prompter, prompt_spec
+    from compsuite.registry import read_yaml, studies
+
+    spec = prompt_spec(read_yaml(studies().get("pcfgset"))["toolkit_defaults"]["served"][
+        "prompting"], "pcfgset")
+    assert task[0]["prompt"] == Prompter(spec).prompts([task[0]["input"]])[0].text
+    assert task[0]["prompt"].endswith(f"Input: {task[0]['input']}\nOutput:")
     assert tasks["compsuite_pcfgset_task"]["metric"] == "seq_acc"
     # the exception inputs have two answers in the data (the exception, the rule): the
     # study decides which counts, so lm-eval only collects the answers
@@ -66,7 +73,7 @@ def test_every_file_of_an_answer_only_test_is_a_task(export):
     assert og["metric"] is None and "several ways" in og["no_references"]
     yaml = (out / "lm_eval" / "compsuite_pcfgset_task.yaml").read_text()
     for line in ("task: compsuite_pcfgset_task", "output_type: generate_until",
-                 '  until: ["\\n"]', "  do_sample: false", "  max_gen_toks: 64",
+                 '  until: ["\\n"]', "  do_sample: false", "  max_gen_toks: 128",   # the study's prompting.max_tokens
                  "process_results: !function utils.process_results",
                  "    aggregation: !function utils.seq_acc"):
         assert line in yaml.splitlines()
