@@ -70,10 +70,9 @@ def test_a_prompted_study_end_to_end(study, parts, scored, server, data_root, tm
     for name in scored:
         assert name in text
     for r in found:
-        u = r.get("usage")
-        if u is None:     # a unit that asks another unit's model: counted in that one's folder
-            assert r.get("model_from")
-            continue
+        u = r["usage"]
+        if r.get("model_from"):   # another unit's model: counted in that unit's folder
+            assert u["counted_in"] == r["model_from"]
         assert u["label"] == "zero-shot" and u["model"] == server.model
         assert u["requests_sent"] + u["requests_cached"] > 0 and u["tokens_in"] > 0
         assert u["decoding"]["max_tokens"] == 4 and len(u["template_sha256"]) == 64

@@ -272,9 +272,12 @@ class ServedBackend(TextModelBackend):
         return served_model(s, spec, data, None)
 
     def system(self, run, profile: str) -> dict | None:
+        """The model, the API and how it is prompted: not the URL, so the same model
+        served again on another host or port (a restarted server) is the same system
+        (its usage record keeps the URL it was asked at)."""
         s = settings(run, profile)
         spec = s.spec("")
-        return {"url": s.url, "model": s.model, "api": s.endpoint(),
+        return {"model": s.model, "api": s.endpoint(),
                 "prompting": spec.label(), "template_sha256": spec.sha256()}
 
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
