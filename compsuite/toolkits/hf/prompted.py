@@ -54,25 +54,13 @@ from typing import Sequence
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import atomic_open
 from compsuite.models.protocol import ModelBase, batch_done
+from compsuite.toolkits.usage import USAGE_FILE, read_usage
 
 #: the record of every answer, and of what answering cost, in a unit's run folder
 ANSWERS = "answers.jsonl"
-USAGE = "usage.json"
+USAGE = USAGE_FILE
 #: the counts of :data:`USAGE` that add up over calls
 COUNTS = ("prompts", "tokens_in", "tokens_out", "answers_empty", "answers_cut", "wall_s")
-
-
-def read_usage(folder: Path) -> dict | None:
-    """``folder``'s usage record (:data:`USAGE`), or None where there is none."""
-    path = Path(folder) / USAGE
-    if not path.is_file():
-        return None
-    try:
-        found = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as e:
-        raise DataError(f"{path}: unreadable ({e}); delete it (only the usage record is "
-                        "lost)") from None
-    return found if isinstance(found, dict) else None
 
 
 def add_usage(folder: Path, counts: dict, about: dict) -> None:

@@ -29,9 +29,9 @@ from typing import Any
 
 from compsuite.foundation.errors import DataError
 from compsuite.foundation.io import atomic_open
+from compsuite.toolkits.usage import USAGE_FILE, read_usage
 
 CACHE_FILE = "requests.jsonl"
-USAGE_FILE = "usage.json"
 ANSWERS_FILE = "answers.jsonl"
 #: the counters of usage.json, summed over calls
 COUNTERS = ("requests_sent", "requests_cached", "tokens_in", "tokens_out", "answers_empty",
@@ -145,18 +145,6 @@ def append_answers(folder: Path, records: list[dict]) -> None:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
-
-
-def read_usage(folder: Path) -> dict | None:
-    """``folder/usage.json``, or None where there is none."""
-    path = Path(folder) / USAGE_FILE
-    if not path.is_file():
-        return None
-    try:
-        got = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        raise DataError(f"{path}: not JSON; delete it (it only counts requests)") from None
-    return got if isinstance(got, dict) else None
 
 
 def forget(folder: Path) -> None:
