@@ -9,17 +9,10 @@ completions and chat, greedy, the same max_tokens and stop strings) exactly as t
 backend does locally.  The tiny model is built here from a config, with a byte-level
 BPE tokenizer trained offline; nothing is downloaded.
 
-(The server is started by a small helper here, :class:`Server`; tests/served_server.py
-of the served backend's tests does the same, and either can serve both.)"""
+The server is started by tests/served_server.py's :class:`Served`, as in the served
+backend's tests."""
 import argparse
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -362,56 +355,13 @@ def test_hf_model_with_shots_and_demos_on_the_command_line(tiny):
 
 
 # ----------------------------------------------------------------------------- the identity
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """``transformers serve FOLDER --host 127.0.0.1 --port PORT --device cpu`` (offline),
-    started and waited on (``GET /health``), stopped with its process group."""
-
-    def __init__(self, folder: Path, log: Path):
-        self.folder, self.log, self.port = Path(folder), Path(log), free_port()
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        exe = Path(sys.executable).with_name("transformers")
-        cmd = [str(exe) if exe.is_file() else "transformers", "serve", str(folder), "--host",
-               "127.0.0.1", "--port", str(self.port), "--device", "cpu"]
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-        with open(self.log, "wb") as fh:
-            self.proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"transformers serve exited: {self.log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health",
-                                            timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"transformers serve did not answer /health; see {self.log}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-
-
 @pytest.fixture(scope="module")
 def served(tiny, tmp_path_factory):
+    from served_server import Served   # tests/served_server.py: the tests' one server
+
     folder, _ = tiny
-    server = Server(folder, tmp_path_factory.mktemp("serve") / "serve.log")
-    yield server
-    server.stop()
+    with Served(folder, tmp_path_factory.mktemp("serve") / "serve.log") as server:
+        yield server
 
 
 @pytest.mark.parametrize("shots", [0, 2])

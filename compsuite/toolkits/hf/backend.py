@@ -443,8 +443,8 @@ class HFBackend(Backend):
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
              generation: Decoding = Decoding()):
-        if kind in ("translator", "classifier"):
-            meta = read_meta(Path(checkpoint))
+        if kind in ("translator", "classifier") and (Path(checkpoint) / META).is_file():
+            meta = read_meta(Path(checkpoint))   # a folder of the backend's: how to prompt it
             if meta.get("prompting") is not None:   # an evaluate-only run, prompted
                 from compsuite.models.prompting import prompt_spec
                 from compsuite.toolkits.hf.prompted import PromptedLM

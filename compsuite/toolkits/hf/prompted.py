@@ -54,6 +54,7 @@ from typing import Sequence
 from compsuite.foundation.errors import ConfigError, DataError
 from compsuite.foundation.io import atomic_open
 from compsuite.models.protocol import ModelBase, batch_done
+from compsuite.toolkits.hf.translator import StopAtAnswerEnd
 from compsuite.toolkits.usage import USAGE_FILE, read_usage
 
 #: the record of every answer, and of what answering cost, in a unit's run folder
@@ -198,6 +199,7 @@ class PromptedLM(ModelBase):
         """One batch of prompts (token ids): each one's raw text and how many tokens it
         generated.  One prompt: no padding at all, as the server decodes it."""
         import torch
+        from transformers import StoppingCriteriaList
 
         from compsuite.processes import check_stop
 
@@ -215,10 +217,28 @@ class PromptedLM(ModelBase):
         ids = torch.tensor([[pad] * (n - len(r)) + r for r in rows], device=self.device)
         mask = torch.tensor([[0] * (n - len(r)) + [1] * len(r) for r in rows],
                             device=self.device)
+        config = self.generation_config(room)
+        extra: dict = {}
+        if config.stop_strings and getattr(self, "_own_stops", False):
+            config.stop_strings = None   # transformers cannot match them in this vocabulary
+            extra["stopping_criteria"] = StoppingCriteriaList([StopAtAnswerEnd(
+                tok, [s for s in self.spec.stop if s], n)])
         with torch.no_grad():
-            out = self.model.generate(input_ids=ids, attention_mask=mask,
-                                      generation_config=self.generation_config(room),
-                                      tokenizer=tok)
+            try:
+                out = self.model.generate(input_ids=ids, attention_mask=mask,
+                                          generation_config=config, tokenizer=tok, **extra)
+            except ValueError as e:
+                # StopStringCriteria reads every token of the vocabulary as text, which
+                # some tokenizers' tokens defeat (before anything is generated): stop at
+                # the stop strings by decoding instead; greedy tokens before the stop are
+                # the same, and the answer is cut there anyway
+                if not config.stop_strings or "substring not found" not in str(e):
+                    raise
+                self._own_stops = True
+                print(f"compsuite: note: {self.name}: transformers cannot match stop strings "
+                      "in this tokenizer's vocabulary; generation stops at them by decoding "
+                      "the answer instead (the same answers)", file=sys.stderr, flush=True)
+                return self._generate(rows)
         got = []
         for row in out[:, n:].tolist():
             if len(rows) > 1:   # a finished row is padded to the batch's longest
