@@ -55,14 +55,25 @@ def system_run(study, name: str, toolkit: str, args: dict, label: str = "") -> R
                                          source=f"the command line (--name {name})"))
 
 
+#: the bytes a folder's name may have on the usual file systems (ext4, XFS, APFS, NTFS)
+NAME_MAX = 255
+#: the bytes a system's name may have: room left for ``<profile>-`` before it
+MAX_NAME = 200
+
+
 def check_name(name: str, option: str = "--name") -> str:
     """A system's name names its folders (``runs/<study>/<profile>/<dataset>/<name>``,
     ``results/<study>/<profile>-<name>``): one plain folder name, never a path that
-    leads elsewhere or into a folder of its own."""
+    leads elsewhere or into a folder of its own, and short enough for a folder's name
+    (:data:`MAX_NAME` bytes: file systems take :data:`NAME_MAX`, and a results folder
+    puts the profile before it)."""
+    size = len(name.encode("utf-8", "surrogateescape"))
     bad = ("it is empty" if not name.strip() else
            "it holds a path separator" if "/" in name or "\\" in name else
            "it starts with '.'" if name.startswith(".") else
-           "it holds a control character" if any(ord(c) < 32 for c in name) else None)
+           "it holds a control character" if any(ord(c) < 32 for c in name) else
+           f"it is {size} bytes, more than the {MAX_NAME} a name may have"
+           if size > MAX_NAME else None)
     if bad:
         raise ConfigError(f"{option} {name!r}: {bad}; a name is one plain folder name, "
                           "e.g. my-model")

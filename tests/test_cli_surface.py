@@ -85,6 +85,7 @@ def test_the_system_options_still_add_the_system(tmp_path, planned):
     ("../../../../esc", "it holds a path separator"), ("a/b", "it holds a path separator"),
     ("..", "it starts with '.'"), (".hidden", "it starts with '.'"), ("", "it is empty"),
     ("tab\there", "it holds a control character"),
+    ("n" * 300, "it is 300 bytes, more than the 200 a name may have"),   # was: OSError
 ])
 def test_a_name_is_one_plain_folder_name(tmp_path, planned, capsys, name, why):
     """Before: ``--name ../../../../esc`` wrote outside the runs root."""
