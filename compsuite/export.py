@@ -86,6 +86,15 @@ def evaluate(runner, units, show: bool, wrap, skip: dict | None = None
     a replaying of the unit's folder): (results by unit path, reasons of the units that
     need the model in the loop, by path).  ``skip``: units not to evaluate (path ->
     why), listed with the skipped."""
+    from compsuite.locks import folder_lock
+
+    # the study's data folder, held as a run holds it: neither writes a dataset while
+    # the other does (a run's lock refuses this in one line, naming its PID)
+    with folder_lock(Path(runner.data_root) / runner.study.name, "data"):
+        return _evaluate(runner, units, show, wrap, skip)
+
+
+def _evaluate(runner, units, show: bool, wrap, skip: dict | None) -> tuple[dict, dict]:
     from compsuite.models.protocol import InTheLoop
     from compsuite.runner import wave_of
 

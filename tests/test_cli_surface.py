@@ -171,6 +171,26 @@ HOLDER = textwrap.dedent("""
 """)
 
 
+def test_export_and_score_take_the_data_folders_lock_as_run_does(tmp_path, capsys):
+    """Before (issue 51): ``compsuite export`` generated a dataset inside the data folder
+    a running ``compsuite run`` held, and ``score`` likewise."""
+    data = tmp_path / "DATA"
+    held = data / "ctlpp"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(held)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        assert main(["export", "ctlpp", "--profile", "tiny", "--out", str(tmp_path / "ex"),
+                     "--data-root", str(data), "--quiet"]) == 1
+        err = capsys.readouterr().err
+        assert f"{held}: the data folder is in use by PID {holder.pid}" in err
+        assert "Traceback" not in err and not (tmp_path / "ex").exists()
+        assert not any(p.name != ".ctlpp.lock" for p in data.iterdir())   # nothing generated
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_a_data_command_inside_a_folder_a_run_holds_is_refused(tmp_path, capsys):
     """A run holds ``DATA/<study>``; before, a data command's --out inside it was not
     refused (it held only its own folder's lock)."""
