@@ -16,6 +16,7 @@ Nothing here names a study or a toolkit.
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -203,7 +204,16 @@ class SlurmExecutor:
                                      slurm_array_parallelism=len(group),
                                      slurm_additional_parameters=extra,
                                      **resources.parameters())
-                jobs = ex.map_array(_job_class()(), [spec_of(u) for u in group])
+                try:
+                    jobs = ex.map_array(_job_class()(), [spec_of(u) for u in group])
+                except submitit.core.utils.FailedJobError as e:
+                    # sbatch refused: what this command submitted before goes too, so
+                    # that nothing is left half-submitted
+                    mine = sorted({j for p, j in active.items() if p not in known
+                                   or known[p] != j})
+                    if mine:
+                        subprocess.run(["scancel", *mine], capture_output=True)
+                    raise refused(e, resources) from None
                 for u, j in zip(group, jobs):
                     active[u.path] = j.job_id
                     pending[j.job_id] = (u, j)
@@ -283,6 +293,30 @@ class SlurmExecutor:
         self.folder.mkdir(parents=True, exist_ok=True)
         with atomic_open(self.folder / "jobs.json") as fh:
             json.dump(jobs, fh, indent=1)
+
+
+def refused(error: Exception, resources) -> ConfigError:
+    """One line for a submission sbatch refused: sbatch's reason and the options (or
+    the profile's ``resources``) that asked for what it refused: the partition, the
+    time limit, or (a node configuration no node has) the memory, GPUs and CPUs asked
+    for."""
+    lines = [ln.strip() for ln in str(error).splitlines() if "sbatch: error:" in ln]
+    reason = (lines[-1] if lines else str(error).strip().splitlines()[-1]).replace(
+        "sbatch: error: ", "")
+    low = reason.lower()
+    if "partition" in low:
+        options = ["--slurm-partition"]
+    elif "time limit" in low:
+        options = ["--slurm-time"]
+    else:
+        options = [o for o, asked in (("--slurm-mem-gb", resources.mem_gb is not None),
+                                      ("--slurm-gpus", bool(resources.gpus)),
+                                      ("--slurm-cpus", resources.cpus > 1)) if asked]
+    asked = ", ".join(f"{k} {v}" for k, v in resources.parameters().items())
+    where = (" or ".join(options) if options else "the --slurm-* options") + \
+        " (or the profile's resources)"
+    return ConfigError(f"sbatch refused the jobs ({reason}; asked: {asked}): change "
+                       f"{where}; nothing was submitted")
 
 
 def resume_command() -> str:

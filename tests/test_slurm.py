@@ -159,3 +159,23 @@ def test_no_sbatch_on_the_path_is_one_line(tmp_path):
                     "--executor", "slurm", cwd=ROOT, env={**os.environ, "PATH": str(bare)})
     assert out.returncode != 0 and "no sbatch on the PATH" in out.stderr, out.stderr
     assert not (tmp_path / "DATA").exists()
+
+
+@pytest.mark.parametrize("options, option", [
+    (["--slurm-partition", "nosuch"], "--slurm-partition"),
+    (["--slurm-mem-gb", "5000"], "--slurm-mem-gb"),
+])
+def test_a_submission_sbatch_refuses_is_one_line_and_leaves_nothing(options, option, cluster,
+                                                                    tmp_path):
+    """Before (issue 51): a submitit FailedJobError traceback."""
+    before = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True)
+    run = compsuite("run", "ctlpp", *SELECT, *folders(tmp_path, "refused"), "--executor",
+                    "slurm", *options, cwd=ROOT)
+    assert run.returncode == 1, run.stderr[-2000:]
+    lines = [ln for ln in run.stderr.splitlines() if ln.startswith("compsuite: error:")]
+    assert len(lines) == 1 and "sbatch refused the jobs (" in lines[0], run.stderr[-2000:]
+    assert f"change {option}" in lines[0] and "Traceback" not in run.stderr
+    after = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True)
+    assert sorted(after.stdout.split()) == sorted(before.stdout.split())   # nothing queued
+    jobs = tmp_path / "refused" / "runs" / "ctlpp" / "tiny" / ".slurm" / "jobs.json"
+    assert not jobs.is_file() or json.loads(jobs.read_text()) == {}
