@@ -151,7 +151,7 @@ def _study(a):
         name = DEFAULT_NAME if a.name is None else a.name
         toolkit, system = user_system(a)   # the backend whose options these are
         unused_engine(engine_settings(a), system.what, system.instead)
-        system_run(study, name, toolkit, system.args, system.label)
+        system_run(study, name, toolkit, system.args)
         a.runs = list(dict.fromkeys([*(a.runs or []), name]))
     return study
 
@@ -388,6 +388,8 @@ def cmd_paths(a) -> int:
 def add_exchange_commands(sub) -> None:
     """``compsuite export`` and ``compsuite score``: a study for a system known only by
     its answer files."""
+    from compsuite.models.prompting import STRATEGIES
+
     ex = sub.add_parser("export", help="every test input of a study as plain files, for "
                                        "any system to answer")
     ex.add_argument("study", help="a study (compsuite list)")
@@ -400,7 +402,7 @@ def add_exchange_commands(sub) -> None:
     ex.add_argument("--shots", type=int, metavar="K",
                     help="with --lm-eval: demonstrations in each prompt, drawn from the "
                          "study's training split (default: the study's prompting, else 0)")
-    ex.add_argument("--demos", choices=("random", "similar", "structure"),
+    ex.add_argument("--demos", choices=STRATEGIES,
                     help="with --lm-eval: how the demonstrations are drawn")
     ex.add_argument("--parts", nargs="+", metavar="PART", help="only these parts")
     ex.add_argument("--seeds", type=int, nargs="+", help="instead of the profile's")

@@ -134,13 +134,9 @@ def user_system_given(a: argparse.Namespace):
     the user's that a command's options bring instead of a checkpoint, each backend
     asked in turn (:meth:`~compsuite.toolkits.base.Backend.user_system`: a program's
     ``--model-cmd``, ...); None: they bring none."""
-    from compsuite.toolkits import backends
+    from compsuite.toolkits import user_system
 
-    for backend in backends():
-        system = backend.user_system(a)
-        if system is not None:
-            return backend.name, system
-    return None
+    return user_system(a)
 
 
 def output_arguments(group, suffix: str = "", what: str = "outputs",

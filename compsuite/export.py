@@ -37,18 +37,17 @@ MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 
 
-def system_run(study, name: str, toolkit: str, args: dict, label: str = "") -> Run:
+def system_run(study, name: str, toolkit: str, args: dict) -> Run:
     """An evaluate-only run of ``toolkit`` (files, command, a served model) added to
     ``study`` under a new name, with an architecture of the same name (how reports label
-    it; ``label``, e.g. how the system is prompted, follows the name in brackets).  Like
-    a run of the study's YAML, it starts from the study's ``toolkit_defaults`` for its
-    toolkit (a study's prompt templates, say)."""
+    it; a prompted model's row also says how it was asked, from its results' usage).
+    Like a run of the study's YAML, it starts from the study's ``toolkit_defaults`` for
+    its toolkit (a study's prompt templates, say)."""
     check_name(name)
     if name in study.runs or name in study.architectures:
         raise ConfigError(f"--name {name}: the study already has a run or an architecture "
                           "of that name")
-    study.architectures[name] = {"paper_name": f"{name} ({label})" if label else name,
-                                 "evaluate_only": True}
+    study.architectures[name] = {"paper_name": name, "evaluate_only": True}
     defaults = (study.spec.raw.get("toolkit_defaults") or {}).get(toolkit) or {}
     return study.runs.register(name, Run(name=name, architecture=name, toolkit=toolkit,
                                          args=args, defaults=dict(defaults),

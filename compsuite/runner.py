@@ -338,9 +338,10 @@ class Runner:
         ctx = Context(self.study, self.profile, unit, run, run_dir, data, checkpoint, model_data,
                       trained, deps, self.show, wrap, self.decoding)
         evaluated = self.study.evaluate(ctx)
-        usage = get_backend(run.toolkit).usage(run_dir)   # what asking the model cost
+        backend = get_backend(run.toolkit)
+        usage = backend.usage(run_dir)   # what asking the model cost
         if usage is None and unit.model_from:   # asked of another unit's model: counted
-            usage = get_backend(run.toolkit).usage(self.runs_dir / unit.model_from)
+            usage = backend.usage(self.runs_dir / unit.model_from)
             if usage is not None:               # there, with that unit's own questions
                 usage = {**usage, "counted_in": unit.model_from}
         return {**self.provenance(unit, run, data, checkpoint, trained),

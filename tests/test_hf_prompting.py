@@ -345,13 +345,12 @@ def test_hf_model_with_shots_and_demos_on_the_command_line(tiny):
     system = backend.user_system(opts)
     assert system.args == {"model": str(folder), "train": False, "prompt": "Q: {input}\nA:",
                            "prompting": {"shots": 2, "strategy": "similar"}}
-    assert system.label == ""   # reports name the setting from the results' usage
     r = Run("mine", "mine", "hf", args=system.args,
             defaults={"prompting": {"template": "{input}", "chat": True}})
     s = settings(r, "tiny").spec()
     assert (s.template, s.shots, s.strategy, s.chat) == ("Q: {input}\nA:", 2, "similar", True)
     plain = backend.user_system(parser.parse_args(["--hf-model", str(folder)]))
-    assert "prompting" not in plain.args and plain.label == ""
+    assert "prompting" not in plain.args
 
 
 # ----------------------------------------------------------------------------- the identity

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from compsuite.foundation.dataset import Dataset
-from compsuite.foundation.errors import ConfigError, DataError, RegistryError
+from compsuite.foundation.errors import DataError, RegistryError
 from compsuite.foundation.names import near
 from compsuite.models.decoding import Decoding, decoding
 from compsuite.models.protocol import Model, counted
@@ -90,15 +90,16 @@ def title(name: str) -> str:
     return backend.title or backend.name
 
 
-def user_system(options) -> tuple[str, UserSystem]:
+def user_system(options) -> tuple[str, UserSystem] | None:
     """The backend and the evaluate-only run of the system the options of ``compsuite
-    run`` bring (:meth:`Backend.user_system`: the first backend, in name order, whose
-    options they are)."""
+    run`` or a model-in-the-loop command bring instead of a checkpoint
+    (:meth:`Backend.user_system`: the first backend, in name order, whose options they
+    are); None where they bring none."""
     for backend in backends():
         system = backend.user_system(options)
         if system is not None:
             return backend.name, system
-    raise ConfigError("the options bring no system a toolkit backend evaluates")
+    return None
 
 
 def answers_backend() -> str:

@@ -87,8 +87,6 @@ class UserSystem:
     args: dict
     what: str
     instead: str
-    #: how reports label it beside its name (e.g. how it is prompted); "": the name only
-    label: str = ""
 
 
 def in_order(found, kinds=CHECKPOINT_KINDS) -> list[Checkpoint]:
@@ -356,6 +354,34 @@ class TextModelBackend(Backend):
                 run_dir: Path, show: bool = True, wrap=None) -> Predictions:
         return predict_split(self, trained, data, model_text(data), split, generation,
                              run_dir, show, wrap=wrap)
+
+    def write_settings(self, path: Path, settings: dict) -> Path:
+        """An evaluate-only run's settings, written atomically into its unit folder
+        (``path``): the run's "checkpoint", which :meth:`read_settings` reads back."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(path) as fh:
+            json.dump(settings, fh, indent=2)
+        return path
+
+    def read_settings(self, checkpoint, kind: str, schema):
+        """The settings :meth:`write_settings` wrote at ``checkpoint``, read into
+        ``schema`` (checked) for a model of ``kind`` (a translator or a classifier); a
+        missing or unreadable file is a DataError naming it."""
+        from compsuite.schema import check
+
+        if kind not in ("translator", "classifier"):
+            raise self._unsupported(kind)
+        path = Path(checkpoint)
+        if not path.is_file():
+            raise DataError(f"{path}: no such file (the settings an evaluate-only "
+                            f"{self.name} run writes into its unit folder)")
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            raise DataError(f"{path}: not JSON; delete the unit's folder to write it "
+                            "again") from None
+        return check(schema, stored, str(path))
 
 
 def translate_split(backend: Backend, trained: dict, data: Dataset, text: Path, split: str,

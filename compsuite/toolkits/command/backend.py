@@ -23,7 +23,6 @@ program and its arguments), ``timeout`` (seconds one batch may take; default 600
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -33,8 +32,7 @@ from typing import Annotated
 
 from compsuite.foundation.checkout import ROOT
 from compsuite.foundation.dataset import Dataset
-from compsuite.foundation.errors import ConfigError, DataError
-from compsuite.foundation.io import atomic_open
+from compsuite.foundation.errors import ConfigError
 from compsuite.models.decoding import Decoding
 from compsuite.schema import check, positive, within
 from compsuite.toolkits.base import TextModelBackend, UserSystem, merge
@@ -154,10 +152,7 @@ class CommandBackend(TextModelBackend):
               threads: int | None = None, extra: dict | None = None,
               show: bool = True) -> dict:
         s = settings(run, profile)
-        path = Path(run_dir) / SETTINGS_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_open(path) as fh:
-            json.dump(asdict(s), fh, indent=2)
+        path = self.write_settings(Path(run_dir) / SETTINGS_FILE, asdict(s))
         return {"toolkit": self.name, "checkpoint": str(path), "evaluate_only": True,
                 "command": s.command, "wall_s": 0.0, "threads": threads}
 
@@ -165,13 +160,7 @@ class CommandBackend(TextModelBackend):
              generation: Decoding = Decoding()):
         from compsuite.toolkits.command.model import CommandModel
 
-        if kind not in ("translator", "classifier"):
-            raise self._unsupported(kind)
-        path = Path(checkpoint)
-        if not path.is_file():
-            raise DataError(f"{path}: no such file (the settings an evaluate-only command "
-                            "run writes into its unit folder)")
-        s = check(Settings, json.loads(path.read_text(encoding="utf-8")), str(path))
+        s = self.read_settings(checkpoint, kind, Settings)
         return CommandModel(s.command, batch_size=s.batch_size, timeout=s.timeout,
                             env=model_env(data))
 

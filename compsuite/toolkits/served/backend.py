@@ -33,7 +33,6 @@ model is asked, and is never written anywhere.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import asdict, dataclass, field
@@ -41,8 +40,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from compsuite.foundation.dataset import Dataset
-from compsuite.foundation.errors import ConfigError, DataError
-from compsuite.foundation.io import atomic_open
+from compsuite.foundation.errors import ConfigError
 from compsuite.models.decoding import Decoding
 from compsuite.models.prompting import PROMPTING_OPTIONS
 from compsuite.schema import check, positive, within
@@ -295,29 +293,16 @@ class ServedBackend(TextModelBackend):
             model_id = served_model_id(client, s.model)
         finally:
             client.close()
-        path = Path(run_dir) / SETTINGS_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_open(path) as fh:
-            json.dump({**asdict(s), "expand": False}, fh, indent=2)   # expanded already
+        path = self.write_settings(Path(run_dir) / SETTINGS_FILE,
+                                   {**asdict(s), "expand": False})   # expanded already
         return {"toolkit": self.name, "checkpoint": str(path), "evaluate_only": True,
                 "url": s.url, "model": s.model, "model_id": model_id, "wall_s": 0.0,
                 "threads": threads}
 
     def load(self, checkpoint, data: Dataset | None, kind: str = "translator",
              generation: Decoding = Decoding()):
-        if kind not in ("translator", "classifier"):
-            raise self._unsupported(kind)
-        path = Path(checkpoint)
-        if not path.is_file():
-            raise DataError(f"{path}: no such file (the settings an evaluate-only served "
-                            "run writes into its unit folder)")
-        try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
-            raise DataError(f"{path}: not JSON; delete the unit's folder to write it "
-                            "again") from None
-        s = check(Settings, stored, str(path))
-        return served_model(s, s.spec(str(path)), data, path.parent)
+        s = self.read_settings(checkpoint, kind, Settings)
+        return served_model(s, s.spec(str(checkpoint)), data, Path(checkpoint).parent)
 
     def usage(self, run_dir: Path) -> dict | None:
         """What asking the model cost in ``run_dir`` (its ``usage.json``), or None."""
