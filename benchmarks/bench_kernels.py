@@ -1,6 +1,8 @@
 """What pinning the CPU kernels costs (compsuite/kernels.py): training steps of a small
-Transformer and a small LSTM, with the kernels pinned at AVX2 (the suite's default)
-against the kernels torch, oneDNN and MKL choose for this CPU (``--machine-kernels``).
+Transformer and a small LSTM, with the kernels pinned (the suite's default: torch and
+oneDNN at AVX2, MKL on its COMPATIBLE branch) against the kernels torch, oneDNN and MKL
+choose for this CPU (``--machine-kernels``), and against the pinning before MKL's branch
+was COMPATIBLE (all three at AVX2, which MKL honours on Intel CPUs only).
 
     .venv/bin/python benchmarks/bench_kernels.py [--rounds 5] [--steps 30] [--threads 1]
 
@@ -8,7 +10,8 @@ Each measurement is a process of its own (the kernels are chosen when torch star
 the two ways in alternating rounds; each process trains both models for ``--steps``
 steps (forward, backward, an Adam step; batch 32, sequences of 40) after two steps of
 warm-up and prints its steps per second.  Prints the CPU, what torch chose in each way,
-each way's median and the ratio of the medians (pinned / machine: below 1 is slower).
+each way's median and the ratios of the medians (pinned / machine and pinned / the
+AVX2 pinning: below 1 is slower).
 Nothing is compared with a threshold: it measures.
 """
 from __future__ import annotations
@@ -62,12 +65,15 @@ def worker(steps: int, threads: int) -> dict:
     return out
 
 
-def measure(pinned: bool, steps: int, threads: int) -> dict:
+#: the pinning before MKL's branch was COMPATIBLE
+AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "AVX2"}
+
+
+def measure(way: dict, steps: int, threads: int) -> dict:
     from compsuite import kernels
 
     env = {k: v for k, v in os.environ.items() if k not in (*kernels.PINNED, kernels.STATE)}
-    if pinned:
-        env.update(kernels.PINNED)
+    env.update(way)
     out = subprocess.run([sys.executable, __file__, "--worker", "--steps", str(steps),
                           "--threads", str(threads)], env=env, capture_output=True, text=True,
                          check=True)
@@ -85,21 +91,22 @@ def main() -> None:
         print(json.dumps(worker(a.steps, a.threads)))
         return
     sys.path.insert(0, str(ROOT))
-    from compsuite.kernels import cpu_model
+    from compsuite.kernels import PINNED, cpu_model
 
-    runs = {True: [], False: []}
+    ways = {"machine": {}, "pinned": PINNED, "avx2": AVX2}
+    runs = {way: [] for way in ways}
     for _ in range(a.rounds):
-        for pinned in (False, True):
-            runs[pinned].append(measure(pinned, a.steps, a.threads))
+        for way, env in ways.items():
+            runs[way].append(measure(env, a.steps, a.threads))
     print(f"CPU: {cpu_model()}; {a.threads} thread(s), {a.rounds} rounds of {a.steps} steps")
-    print(f"machine kernels: torch uses {runs[False][0]['capability']}; pinned: "
-          f"{runs[True][0]['capability']}")
-    print("| model | machine (steps/s) | pinned (steps/s) | pinned / machine |")
-    print("| --- | --- | --- | --- |")
+    print(f"machine kernels: torch uses {runs['machine'][0]['capability']}; pinned: "
+          f"{runs['pinned'][0]['capability']}")
+    print("| model | machine (steps/s) | pinned (steps/s) | all at AVX2 (steps/s) | "
+          "pinned / machine | pinned / all at AVX2 |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for name in ("transformer", "lstm"):
-        m = statistics.median(r[name] for r in runs[False])
-        q = statistics.median(r[name] for r in runs[True])
-        print(f"| {name} | {m:.2f} | {q:.2f} | {q / m:.2f} |")
+        m, q, v = (statistics.median(r[name] for r in runs[way]) for way in ways)
+        print(f"| {name} | {m:.2f} | {q:.2f} | {v:.2f} | {q / m:.2f} | {q / v:.2f} |")
 
 
 if __name__ == "__main__":

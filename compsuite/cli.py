@@ -634,8 +634,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     from compsuite.kernels import setup
 
-    setup(argv)   # before torch: the CPU kernels pinned, here and in every child
     with handlers():
+        try:
+            setup(argv)   # before torch: the CPU kernels pinned, here and in every child
+        except UserError as e:
+            return _fail(str(e))
         try:
             args = build_parser().parse_args(argv)
             with _output_lock(args):

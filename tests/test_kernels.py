@@ -41,6 +41,31 @@ def test_machine_kernels_leave_the_choice_to_the_libraries(monkeypatch):
     assert not any(k in os.environ for k in kernels.PINNED)
 
 
+def test_mkl_runs_the_pinned_branch_on_this_cpu(monkeypatch):
+    """MKL honours a branch only on CPUs it counts as compatible with it: on an AMD CPU
+    it ignored MKL_CBWR=AVX2 (its verbose log said CNR:AUTO, its own choice), so the
+    Transformers' matrix products differed from an Intel CPU's.  The pinned branch must
+    be the one MKL reports running, whatever the vendor."""
+    clear(monkeypatch)
+    kernels.setup([])
+    env = {**os.environ, "MKL_VERBOSE": "1"}
+    out = subprocess.run([sys.executable, "-c", "import torch; a = torch.ones(64, 64); "
+                          "a @ a; torch.bmm(a[None], a[None])"], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    calls = [line for line in out.splitlines() if "SGEMM" in line]
+    assert calls, out[-2000:]   # torch's matrix products go through MKL
+    assert all(f"CNR:{kernels.PINNED['MKL_CBWR']}" in line for line in calls), calls
+
+
+def test_an_unknown_kernels_setting_is_one_line(tmp_path):
+    env = {**os.environ, kernels.STATE: "bogus"}
+    out = subprocess.run([sys.executable, "-m", "compsuite.cli", "list"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        "compsuite: error: COMPSUITE_KERNELS=bogus: expected pinned (the default) or machine"]
+
+
 def test_a_run_pins_its_kernels_by_default_and_records_them(tmp_path):
     """`compsuite run` as a user runs it (the tests themselves use --machine-kernels:
     tests/conftest.py): the result records pinned AVX2 kernels and the threads."""
