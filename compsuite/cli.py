@@ -594,8 +594,8 @@ def add_run_commands(sub) -> None:
                                 "1); it changes no result")
             r.add_argument("--machine-kernels", action="store_true",
                            help="let torch, oneDNN and MKL choose their CPU kernels for this "
-                                "CPU (faster where it has more than AVX2) instead of the "
-                                "pinned AVX2 ones: results may then differ between machines")
+                                "CPU (faster) instead of the pinned ones (AVX2, MKL's "
+                                "COMPATIBLE branch): results may then differ between machines")
             r.add_argument("--threads", type=positive_int, metavar="N",
                            help="CPU threads of each training and of the evaluation (default: "
                                 "the profile's `threads`, else 1); recorded in each result")
@@ -637,7 +637,7 @@ def main(argv: list[str] | None = None) -> int:
     with handlers():
         try:
             setup(argv)   # before torch: the CPU kernels pinned, here and in every child
-        except UserError as e:
+        except ValueError as e:   # COMPSUITE_KERNELS set to something else
             return _fail(str(e))
         try:
             args = build_parser().parse_args(argv)

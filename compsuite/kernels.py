@@ -42,12 +42,10 @@ def setup(argv: list[str] | None = None) -> bool:
     ``argv`` has ``--machine-kernels`` or ``COMPSUITE_KERNELS=machine``; returns whether
     they are pinned.  To be called before torch is imported (a later call still
     reaches the processes started afterwards; it says so on stderr).  Another value of
-    ``COMPSUITE_KERNELS`` is a :class:`ConfigError` (not silently pinned)."""
+    ``COMPSUITE_KERNELS`` is a ValueError (not silently pinned)."""
     state = os.environ.get(STATE, "")
     if state not in ("", "pinned", "machine"):
-        from compsuite.foundation.errors import ConfigError
-
-        raise ConfigError(f"{STATE}={state}: expected pinned (the default) or machine")
+        raise ValueError(f"{STATE}={state}: expected pinned (the default) or machine")
     machine = state == "machine" or OPTION in (argv or [])
     if machine:
         os.environ[STATE] = "machine"
