@@ -311,7 +311,7 @@ class Runner:
         if now is None:
             return
         before = json.loads(result_file.read_text()).get("system")
-        if before != now:
+        if not get_backend(run.toolkit).same_system(before, now):
             raise ToolkitError(f"{result_file.parent} holds the results of another system "
                                f"under the run name '{run.name}' ({before}, now {now}): "
                                "choose another name (--name) or delete that folder")

@@ -289,6 +289,21 @@ def test_a_program_without_embed_still_gets_the_consistency_scored(tmp_path):
         "command": f"{PY} {EXAMPLE}"}
     assert "cannot embed: this model cannot embed" in res["embedding_distances"]["unavailable"]
     assert main([*args, "--model-cmd", f"{PY} {EXAMPLE} --other"]) == 1
+    # the same words spaced otherwise: the same program, its results kept (issue 51)
+    assert main([*args, "--model-cmd", f" {PY}   '{EXAMPLE}' "]) == 0
+    assert json.loads((tmp_path / "runs/pcfgset/tiny/substitutivity_equally_distributed/"
+                       "example/seed1/result.json").read_text()) == res
+
+
+def test_a_command_is_the_same_system_however_it_is_spaced():
+    from compsuite.toolkits import get_backend
+
+    command = get_backend("command")
+    assert command.same_system({"command": "prog --x"}, {"command": "prog  --x "})
+    assert command.same_system({"command": "prog 'a b'"}, {"command": 'prog "a b"'})
+    assert not command.same_system({"command": "prog 'a  b'"}, {"command": "prog 'a b'"})
+    assert not command.same_system({"command": "prog a b"}, {"command": "prog 'a b'"})
+    assert not command.same_system(None, {"command": "prog"})
 
 
 def test_the_data_commands_offer_only_backends_that_write_a_format():
