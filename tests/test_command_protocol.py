@@ -295,6 +295,24 @@ def test_a_program_without_embed_still_gets_the_consistency_scored(tmp_path):
                        "example/seed1/result.json").read_text()) == res
 
 
+def test_units_that_evaluate_a_programs_model_are_evaluate_only(tmp_path):
+    """PCFG SET's per_function and increasing_string_length units evaluate the model of
+    the program's task unit: evaluated as it is there too (before: false, as if
+    trained), as in the task unit (issue 51)."""
+    from compsuite.cli import main
+
+    oracle = ROOT / "examples" / "systems" / "pcfgset_oracle.py"
+    assert main(["run", "pcfgset", "--profile", "tiny", "--parts", "per_function",
+                 "increasing_string_length", "--quiet", "--data-root", str(tmp_path / "DATA"),
+                 "--runs-root", str(tmp_path / "runs"), "--results-root",
+                 str(tmp_path / "results"), "--model-cmd", f"{PY} {oracle}"]) == 0
+    results = {r["part"]: r for r in (json.loads(p.read_text()) for p in
+                                      (tmp_path / "runs").rglob("result.json"))}
+    assert set(results) == {"task", "per_function", "increasing_string_length"}
+    assert results["per_function"]["model_from"] == "task/system/seed1"
+    assert all(r["evaluate_only"] is True for r in results.values())
+
+
 def test_a_command_is_the_same_system_however_it_is_spaced():
     from compsuite.toolkits import get_backend
 
