@@ -127,8 +127,9 @@ def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds
     from compsuite.toolkits import answers_backend
 
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"{out}: a file, not a folder (export into a new folder)")
+    there = next(p for p in (out, *out.parents) if p.exists())   # out or its folder
+    if not there.is_dir():
+        raise ConfigError(f"{there}: a file, not a folder (export into a new folder)")
     if out.is_dir() and any(out.iterdir()):
         raise ConfigError(f"{out}: not empty (export into a new folder)")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -71,6 +71,11 @@ def test_export_refuses_a_file(export, tmp_path, capsys):
     assert capsys.readouterr().err == (f"compsuite: error: {out}: a file, not a folder "
                                        "(export into a new folder)\n")
     assert out.read_text() == "mine\n"
+    # a folder inside the file: the same (before: a FileExistsError traceback)
+    assert main(["export", "ctlpp", "--profile", "tiny", "--out", str(out / "inputs"),
+                 "--data-root", str(root / "DATA"), "--quiet"]) == 1
+    assert capsys.readouterr().err == (f"compsuite: error: {out}: a file, not a folder "
+                                       "(export into a new folder)\n")
 
 
 def answer_all(out: Path, hyps: Path, answer="s1") -> None:
