@@ -127,7 +127,10 @@ def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds
     from compsuite.toolkits import answers_backend
 
     out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    there = next(p for p in (out, *out.parents) if p.exists())   # out or its folder
+    if not there.is_dir():
+        raise ConfigError(f"{there}: a file, not a folder (export into a new folder)")
+    if out.is_dir() and any(out.iterdir()):
         raise ConfigError(f"{out}: not empty (export into a new folder)")
     out.parent.mkdir(parents=True, exist_ok=True)
     # written beside, then moved into place: a stopped export leaves no half folder

@@ -311,7 +311,7 @@ class Runner:
         if now is None:
             return
         before = json.loads(result_file.read_text()).get("system")
-        if before != now:
+        if not get_backend(run.toolkit).same_system(before, now):
             raise ToolkitError(f"{result_file.parent} holds the results of another system "
                                f"under the run name '{run.name}' ({before}, now {now}): "
                                "choose another name (--name) or delete that folder")
@@ -361,8 +361,11 @@ class Runner:
                 "train_wall_s": trained.get("wall_s") if trained else None,
                 "threads": trained.get("threads") if trained else self.cpu_threads(),
                 "kernels": kernels.describe(),
-                # a model or program brought to the suite, evaluated as it is
-                "evaluate_only": bool(trained and trained.get("evaluate_only")),
+                # a model or program brought to the suite, evaluated as it is (in this
+                # unit, or in the unit whose model this one evaluates)
+                "evaluate_only": bool(trained.get("evaluate_only") if trained else
+                                      self._finished[unit.model_from].result.get(
+                                          "evaluate_only")),
                 "system": self.system(run),
                 "generation": dict(unit_decoding(self.profile, run, self.decoding).given),
                 "config_version": self.study.config_version, "git": self._revision,

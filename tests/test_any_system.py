@@ -222,6 +222,8 @@ def test_a_program_in_the_loop_and_its_answer_files(study, study_roots):
     # model itself (localism) and the representation analyses
     scored = export_and_score(study, "oracle-files", 0, roots)
     assert scored
+    # every unit evaluates the system as it is, those on another unit's model too
+    assert all(r["evaluate_only"] is True for r in [*perfect.values(), *scored.values()])
     for key, r in scored.items():
         want = strip(perfect[key])
         got = strip(r)

@@ -289,6 +289,39 @@ def test_a_program_without_embed_still_gets_the_consistency_scored(tmp_path):
         "command": f"{PY} {EXAMPLE}"}
     assert "cannot embed: this model cannot embed" in res["embedding_distances"]["unavailable"]
     assert main([*args, "--model-cmd", f"{PY} {EXAMPLE} --other"]) == 1
+    # the same words spaced otherwise: the same program, its results kept (issue 51)
+    assert main([*args, "--model-cmd", f" {PY}   '{EXAMPLE}' "]) == 0
+    assert json.loads((tmp_path / "runs/pcfgset/tiny/substitutivity_equally_distributed/"
+                       "example/seed1/result.json").read_text()) == res
+
+
+def test_units_that_evaluate_a_programs_model_are_evaluate_only(tmp_path):
+    """PCFG SET's per_function and increasing_string_length units evaluate the model of
+    the program's task unit: evaluated as it is there too (before: false, as if
+    trained), as in the task unit (issue 51)."""
+    from compsuite.cli import main
+
+    oracle = ROOT / "examples" / "systems" / "pcfgset_oracle.py"
+    assert main(["run", "pcfgset", "--profile", "tiny", "--parts", "per_function",
+                 "increasing_string_length", "--quiet", "--data-root", str(tmp_path / "DATA"),
+                 "--runs-root", str(tmp_path / "runs"), "--results-root",
+                 str(tmp_path / "results"), "--model-cmd", f"{PY} {oracle}"]) == 0
+    results = {r["part"]: r for r in (json.loads(p.read_text()) for p in
+                                      (tmp_path / "runs").rglob("result.json"))}
+    assert set(results) == {"task", "per_function", "increasing_string_length"}
+    assert results["per_function"]["model_from"] == "task/system/seed1"
+    assert all(r["evaluate_only"] is True for r in results.values())
+
+
+def test_a_command_is_the_same_system_however_it_is_spaced():
+    from compsuite.toolkits import get_backend
+
+    command = get_backend("command")
+    assert command.same_system({"command": "prog --x"}, {"command": "prog  --x "})
+    assert command.same_system({"command": "prog 'a b'"}, {"command": 'prog "a b"'})
+    assert not command.same_system({"command": "prog 'a  b'"}, {"command": "prog 'a b'"})
+    assert not command.same_system({"command": "prog a b"}, {"command": "prog 'a b'"})
+    assert not command.same_system(None, {"command": "prog"})
 
 
 def test_the_data_commands_offer_only_backends_that_write_a_format():

@@ -229,3 +229,48 @@ def test_the_run_layer_is_recorded_and_the_command_line_comes_last(tmp_path):
                          "engine": "ctranslate2", "compute_type": "int8"}
     assert got == Decoding(batch_size=33, max_length=1024, engine="ctranslate2",
                            compute_type="int8")
+
+
+def test_the_report_names_how_each_run_decoded(tmp_path, monkeypatch):
+    """report.md ends with the engine and the settings each run's results record, in a
+    study whose models decode; before, no report named the engine (issue 51).  A
+    classifier's study (CTL++) has no such section."""
+    from compsuite.registry import get_study
+
+    study = get_study("pcfgset")
+    base = {"study": "pcfgset", "profile": "tiny", "part": "task", "paper_setup": False,
+            "dataset": "small", "dataset_label": "tiny test", "seed": 1, "accuracy": 0.5,
+            "n": 10, "signature": "metric:seq_acc",
+            "breakdown": {"depth": {"1": {"accuracy": 0.5, "n": 10}}}}
+    results = [
+        {**base, "run": "transformer-fairseq", "architecture": "transformer",
+         "toolkit": "fairseq", "generation": {"beam": 5, "max_length": 100,
+                                              "engine": "ctranslate2", "device": "auto"}},
+        {**base, "run": "lstms2s-onmt", "architecture": "lstms2s", "toolkit": "onmt",
+         "generation": {"max_length": 100}},
+        {**base, "run": "lstms2s-onmt", "architecture": "lstms2s", "toolkit": "onmt",
+         "part": "localism", "evaluation": "localism", "generation": {"max_length": 100},
+         "consistency": {"consistency": 0.5, "consistent_correct": 0.4,
+                         "consistent_incorrect": 0.1, "consistency_incorrect": 0.2,
+                         "n": 10, "signature": "metric:consistency",
+                         "breakdown": {"repeat": {"consistency": 0.5, "n": 10}}}},
+        {**base, "run": "mine", "architecture": "transformer", "toolkit": "command",
+         "generation": {"max_length": 100}}]
+    study.write_reports(study.profile("tiny"), results, tmp_path)
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    section = md[md.index("\n## Decoding\n"):]
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| --")]
+    assert rows == [
+        ["run", "decoded by", "settings", "parts"],
+        ["transformer-fairseq", "CTranslate2 (float32, device auto) where it decodes as "
+         "fairseq does, else fairseq", "beam 5, at most 100 tokens", "task"],
+        ["lstms2s-onmt", "OpenNMT-py", "greedy, at most 100 tokens", "task, localism"],
+        ["mine", "a program (command protocol)", "its own (the suite's decoding settings "
+         "do not reach it)", "task"]]
+    ctlpp = get_study("ctlpp")
+    monkeypatch.setattr(ctlpp, "report", lambda profile, results, out: [
+        (out / "report.md").write_text("# CTL++\n") and out / "report.md"])
+    monkeypatch.setattr(ctlpp, "findings", lambda profile: [])
+    ctlpp.write_reports(ctlpp.profile("tiny"), [{**base, "toolkit": "fairseq"}], tmp_path)
+    assert (tmp_path / "report.md").read_text() == "# CTL++\n"

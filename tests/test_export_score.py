@@ -62,6 +62,22 @@ def test_export_refuses_a_folder_that_is_not_empty(export, capsys):
     assert files(out) == before
 
 
+def test_export_refuses_a_file(export, tmp_path, capsys):
+    root, _ = export
+    out = tmp_path / "inputs.txt"
+    out.write_text("mine\n")
+    assert main(["export", "ctlpp", "--profile", "tiny", "--out", str(out), "--data-root",
+                 str(root / "DATA"), "--quiet"]) == 1
+    assert capsys.readouterr().err == (f"compsuite: error: {out}: a file, not a folder "
+                                       "(export into a new folder)\n")
+    assert out.read_text() == "mine\n"
+    # a folder inside the file: the same (before: a FileExistsError traceback)
+    assert main(["export", "ctlpp", "--profile", "tiny", "--out", str(out / "inputs"),
+                 "--data-root", str(root / "DATA"), "--quiet"]) == 1
+    assert capsys.readouterr().err == (f"compsuite: error: {out}: a file, not a folder "
+                                       "(export into a new folder)\n")
+
+
 def answer_all(out: Path, hyps: Path, answer="s1") -> None:
     m = json.loads((out / "manifest.json").read_text())
     for u in m["units"]:

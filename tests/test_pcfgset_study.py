@@ -223,6 +223,30 @@ def test_study_report_has_every_table_and_figure(tmp_path):
     assert written[:2] == [tmp_path / "report.json", tmp_path / "report.md"]
 
 
+def test_a_report_without_the_test_runs_shows_the_task_accuracy_it_has(tmp_path):
+    """``--parts task --runs transformer-fairseq`` on the tiny profile (whose test run
+    is lstms2s-onmt): the headline said a row of dashes; it says why Table 3 has no
+    numbers of ours and shows the task accuracy there is (issue 51)."""
+    from compsuite.cli import headline
+
+    study = get_study("pcfgset")
+    result = {"study": "pcfgset", "profile": "tiny", "part": "task", "toolkit": "fairseq",
+              "run": "transformer-fairseq", "architecture": "transformer",
+              "paper_setup": False, "dataset": "small", "dataset_label": "tiny test",
+              "seed": 1, "accuracy": 0.4, "n": 100, "signature": "metric:seq_acc",
+              "breakdown": {"depth": {"1": {"accuracy": 0.4, "n": 100}}}}
+    build_report(study, "tiny", [result], tmp_path)
+    shown = headline(tmp_path / "report.md").splitlines()
+    assert shown[1] == ("## Table 3: no numbers of ours (no results of the test runs: "
+                        "lstms2s-onmt)")
+    assert shown[3].split("|")[1:4] == [" model       ", " toolkit ",
+                                        " task accuracy (ours) "]
+    assert [c.strip() for c in shown[5].split("|")[1:-1]] == [
+        "Transformer", "fairseq", "0.40", "1", "100", "0.92"]
+    rep = json.loads((tmp_path / "report.json").read_text())
+    assert rep["table3"] == {"task_accuracy": {}} and rep["significance"] == []
+
+
 def test_task_model_is_read_with_its_own_dictionaries(tiny_study, monkeypatch):
     """compare_base scores the task model on the test's inputs: it must be loaded with
     the task corpus's data (for fairseq, its dictionaries), not the test split's (they

@@ -106,6 +106,77 @@ def test_checkpoints_a_kill_cut_short_are_set_aside(tmp_path):
         "checkpoint_1_6.pt", "checkpoint_best.pt.incomplete", "checkpoint_last.pt.incomplete"]
 
 
+def test_a_finished_training_whose_checkpoint_is_cut_short_trains_again(tmp_path,
+                                                                       monkeypatch, capsys):
+    """A run folder whose training finished (train.json) but whose checkpoint_best.pt is
+    truncated: before, fairseq-generate failed and named only its log, run after run;
+    now the unit trains again, with one line saying why (issue 51)."""
+    import compsuite.toolkits.fairseq.backend as fairseq
+    from compsuite.foundation.dataset import Dataset
+    from compsuite.registry import get_study
+
+    run = get_study("pcfgset").run("transformer-fairseq")
+    data = Dataset(tmp_path / "data", formats={"fairseq": tmp_path / "data" / "fairseq-bin"})
+    unit = tmp_path / "unit"
+    trained = []
+
+    def train(cmd, log, *args, **kwargs):   # a stand-in for fairseq-train
+        trained.append(cmd)
+        for name in ("checkpoint_best.pt", "checkpoint_last.pt"):
+            _checkpoint(unit / "checkpoints" / name)
+
+    monkeypatch.setattr(fairseq, "run_with_progress", train)
+    first = fairseq.BACKEND.train(run, "tiny", data, unit, 1, show=False)
+    assert len(trained) == 1 and fairseq.BACKEND.train(run, "tiny", data, unit, 1) == first
+    best = Path(first["checkpoint"])
+    assert best.name == "checkpoint_best.pt"
+    best.write_bytes(best.read_bytes()[:500])
+    again = fairseq.BACKEND.train(run, "tiny", data, unit, 1, show=False)
+    assert len(trained) == 2 and complete_checkpoint(again["checkpoint"])
+    assert capsys.readouterr().err == (f"compsuite: note: {best} is missing or not a whole "
+                                       "checkpoint (truncated?): transformer-fairseq trains "
+                                       "again\n")
+    assert sorted(p.name for p in best.parent.iterdir()) == [
+        "checkpoint_best.pt", "checkpoint_best.pt.incomplete", "checkpoint_last.pt",
+        "checkpoint_last.pt.incomplete"]
+
+
+def test_a_truncated_checkpoint_another_unit_decodes_is_named(tmp_path, monkeypatch):
+    """A unit that evaluates another unit's model (its result stored, so not trained
+    again): fairseq-generate's failure is the checkpoint named, and what to delete."""
+    import compsuite.toolkits.fairseq.backend as fairseq
+    from compsuite.foundation.dataset import Dataset
+    from compsuite.foundation.errors import DataError, ToolkitError
+    from compsuite.models.decoding import Decoding
+
+    best = _checkpoint(tmp_path / "task" / "checkpoints" / "checkpoint_best.pt")
+    (tmp_path / "task" / "train.json").write_text("{}")
+    data = Dataset(tmp_path / "data", formats={"fairseq": tmp_path / "data" / "fairseq-bin"})
+
+    def generate(cmd, out, log, **kwargs):   # a stand-in for fairseq-generate, failing
+        raise ToolkitError(f"'fairseq-generate' failed (exit 1); see {log}")
+
+    monkeypatch.setattr(fairseq, "run_to_file", generate)
+    monkeypatch.setattr(fairseq, "cuda_available", lambda: False)
+    decode = lambda: fairseq.BACKEND.predict(  # noqa: E731
+        {"checkpoint": str(best)}, data, "test", Decoding(), tmp_path / "test", show=False)
+    with pytest.raises(ToolkitError, match="'fairseq-generate' failed"):
+        decode()   # a whole checkpoint: the toolkit's own failure
+    best.write_bytes(best.read_bytes()[:500])
+    with pytest.raises(DataError) as e:
+        decode()
+    said = (f"checkpoint {best} is unreadable (truncated?): delete {tmp_path / 'task'} and "
+            "run again (its model is trained again)")
+    assert str(e.value) == said
+    # loaded in the suite's process (a model in the loop): the same line
+    from compsuite.toolkits.fairseq.checkpoints import load_fairseq
+
+    (tmp_path / "data" / "fairseq-bin").mkdir(parents=True)
+    with pytest.raises(DataError) as e:
+        load_fairseq(best, tmp_path / "data" / "fairseq-bin")
+    assert str(e.value) == said
+
+
 def _numbers(result: dict, root: Path) -> dict:
     """A result without what differs between two run folders (paths, times)."""
     drop = {"checkpoint", "train_wall_s", "git"}

@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 from compsuite import schema
 from compsuite.foundation.dataset import Dataset
+from compsuite.foundation.io import atomic_open
 from compsuite.foundation.names import Registry
 from compsuite.models.decoding import Decoding
 from compsuite.models.protocol import Model
@@ -128,6 +129,9 @@ class Study:
     study_keys: frozenset[str] = frozenset()
     #: keys this study reads in a profile (derived from ``profile_schema``)
     profile_keys: frozenset[str] = frozenset()
+    #: whether the study's models decode outputs (translators, not classifiers): its
+    #: report.md then ends with how each run decoded (:func:`decoding_section`)
+    decodes: bool = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -251,8 +255,53 @@ class Study:
         from compsuite.eval.reports import findings
 
         written = self.report(profile.name, results, out_dir)
+        if self.decodes and results:
+            report = Path(out_dir) / "report.md"
+            text = report.read_text(encoding="utf-8")
+            with atomic_open(report) as fh:
+                fh.write(text.rstrip("\n") + "\n\n" + decoding_section(results))
         return written + findings.write(out_dir, self.title, self.name, profile.name,
                                         self.findings(profile), results)
+
+
+def decoding_section(results: list[dict]) -> str:
+    """report.md's section on how each run decoded, as its results record it (their
+    ``toolkit`` and ``generation``, the settings given): the engine and the settings,
+    one row per run and settings, with the parts decoded so."""
+    from compsuite.eval.reports.tables import markdown_table
+
+    rows: dict[tuple, list[str]] = {}
+    for r in results:
+        g = {**vars(Decoding()), **(r.get("generation") or {})}
+        toolkit = r.get("toolkit") or "?"
+        parts = rows.setdefault((r.get("run"), *decoded_by(toolkit, g)), [])
+        if r.get("part") not in parts:
+            parts.append(r.get("part"))
+    return ("## Decoding\n\nHow each run's outputs were decoded, as its results record "
+            "it (docs/fast_decoding.md: where CTranslate2 gives the toolkit's outputs):\n\n"
+            + markdown_table(["run", "decoded by", "settings", "parts"],
+                             [[*key, ", ".join(map(str, parts))]
+                              for key, parts in rows.items()]))
+
+
+def decoded_by(toolkit: str, g: dict) -> tuple[str, str]:
+    """The engine that decoded a result's outputs and its settings, in words, from the
+    result's ``toolkit`` and its ``generation`` over the defaults (``g``)."""
+    from compsuite.toolkits import data_backend_names, title
+
+    name = title(toolkit)
+    if toolkit not in data_backend_names():   # a program, answer files, a served model
+        return name, "its own (the suite's decoding settings do not reach it)"
+    settings = ["greedy" if g["beam"] == 1 else f"beam {g['beam']}",
+                f"at most {g['max_length']} tokens"]
+    if g["length_penalty"] is not None:
+        settings.append(f"length penalty {g['length_penalty']}")
+    if g["max_new_tokens"] is not None:
+        settings.append(f"at most {g['max_new_tokens']} new tokens")
+    if g["engine"] != "ctranslate2":
+        return name, ", ".join(settings)
+    return (f"CTranslate2 ({g['compute_type'] or 'float32'}, device {g['device'] or 'cpu'}) "
+            f"where it decodes as {name} does, else {name}", ", ".join(settings))
 
 
 # ----------------------------------------------------------------------------- units

@@ -158,6 +158,11 @@ class Backend:
         run (its training folder checks its configuration)."""
         return None
 
+    def same_system(self, before, now: dict) -> bool:
+        """Whether ``before`` (the ``system`` a stored result records) identifies the
+        system that :meth:`system` names ``now``: by default, when the two are equal."""
+        return before == now
+
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
               threads: int | None = None, extra: dict | None = None,
               show: bool = True) -> dict:

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from compsuite.foundation.errors import DataError
+from compsuite.processes import complete_checkpoint
 
 
 def existing(checkpoint: str | Path) -> Path:
@@ -22,6 +23,19 @@ def existing(checkpoint: str | Path) -> Path:
     if not checkpoint.is_file():
         raise DataError(f"checkpoint {checkpoint} not found")
     return checkpoint
+
+
+def whole(checkpoint: str | Path) -> Path:
+    """``checkpoint``, there and whole (``torch.save`` wrote it to its end); a truncated
+    one is a DataError naming it and, in a unit's folder, the folder to delete so that
+    ``compsuite run`` trains its model again."""
+    path = existing(checkpoint)
+    if complete_checkpoint(path):
+        return path
+    folder = path.parent.parent   # <unit>/checkpoints/checkpoint_best.pt
+    again = (f"delete {folder} and run again (its model is trained again)"
+             if (folder / "train.json").is_file() else "use a whole copy of it")
+    raise DataError(f"checkpoint {path} is unreadable (truncated?): {again}")
 
 
 def expected() -> str:

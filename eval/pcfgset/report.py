@@ -132,6 +132,9 @@ def table3(study, profile: str, task_results: list[dict],
         row, report["table3"][key] = table3_row(label, per_arch, published, archs)
         rows.append(row)
         significance += [{"row": label, **t} for t in _welch_between(per_arch, archs)]
+    report["significance"] = significance
+    if not any(report["table3"].values()):   # not a row of dashes: what there is
+        return no_table3(study.test_runs(study.profile(profile)), task_results, archs)
     md = ["## Table 3: overview\n", markdown_table(head, rows),
           "\nThe paper's cells are mean ± std over its three runs; where they come from:\n"]
     md += [f"- {label}: {paper['rows'][key]['source']}"
@@ -145,8 +148,21 @@ def table3(study, profile: str, task_results: list[dict],
                markdown_table(["row", "model A", "model B", "t", "p"],
                               [[s["row"], s["a"], s["b"], s["t"], f"{s['p']:.3g}"]
                                for s in significance])]
-    report["significance"] = significance
     return md
+
+
+def no_table3(test_runs: list[str], task_results: list[dict], archs: dict) -> list[str]:
+    """In Table 3's place where none of its cells has a number of ours (no result of a
+    test run, e.g. ``--parts task --runs`` of another run): says so, and shows the task
+    accuracy of the runs there are (as ``table.md`` does)."""
+    md = [f"## Table 3: no numbers of ours (no results of the test runs: "
+          f"{', '.join(test_runs)})\n"]
+    said = ("Table 3 shows the task accuracy and the tests of the profile's test runs; "
+            "these results are of other runs.")
+    if not task_results:
+        return md + [said + "\n"]
+    return md + [said + " Their task accuracy, beside the paper's Table 3 (as in "
+                 "table.md):\n", task_table(task_results, archs)[0]]
 
 
 def table3_row(label: str, per_arch: dict, published: dict, archs: dict
@@ -342,28 +358,9 @@ def task_report(results: list[dict], out_dir: str | Path, profile: str, study_ti
     if not results:
         raise ValueError("no results to report")
     out_dir = Path(out_dir)
-    table3 = paper_numbers("pcfgset")["table3"]
-    paper = {"source": table3["source"], "values": table3["rows"]["task_accuracy"]["mean"]}
-    groups: dict = defaultdict(list)
-    for r in results:
-        groups[(r["architecture"], r["toolkit"])].append(r)
-    order = list(architectures)
-    rows, summary = [], []
-    for (arch, toolkit), rs in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]),
-                                                                      kv[0][1])):
-        accs = [r["accuracy"] for r in rs]
-        mean, std = mean_std(accs)
-        entry = {"architecture": arch, "toolkit": toolkit, "paper_setup": rs[0]["paper_setup"],
-                 "seeds": [r["seed"] for r in rs], "accuracy_mean": mean, "accuracy_std": std,
-                 "n": rs[0]["n"], "dataset": rs[0]["dataset_label"],
-                 "paper_accuracy": paper["values"].get(arch), "signature": rs[0]["signature"]}
-        summary.append(entry)
-        rows.append([architectures[arch]["paper_name"], _toolkit_name(toolkit, rs[0]["paper_setup"]),
-                     mean_std_cell(accs), len(rs), rs[0]["n"], fmt(paper["values"].get(arch))])
+    table, summary, groups = task_table(results, architectures)
+    paper = {"source": paper_numbers("pcfgset")["table3"]["source"]}
     datasets = sorted({r["dataset_label"] for r in results})
-    table = markdown_table(
-        ["model", "toolkit", "task accuracy (ours)", "seeds", "test n",
-         "paper (Table 3)"], rows)
     md = [f"# {study_title}: {profile} profile\n",
           f"Our numbers are on: {'; '.join(datasets)}.  ",
           f"Paper numbers: {paper['source']}, full PCFG SET.  ",
@@ -390,6 +387,32 @@ def task_report(results: list[dict], out_dir: str | Path, profile: str, study_ti
               "significance": significance, "runs": results, "plot": plot.name}
     write_report(out_dir, report, md, "results.json", "table.md")
     return report
+
+
+def task_table(results: list[dict], architectures: dict) -> tuple[str, list[dict], dict]:
+    """The task accuracy of every run (architecture and toolkit) beside Table 3's: the
+    markdown table, its summary (one entry per row) and the results by row."""
+    table3 = paper_numbers("pcfgset")["table3"]
+    paper = table3["rows"]["task_accuracy"]["mean"]
+    groups: dict = defaultdict(list)
+    for r in results:
+        groups[(r["architecture"], r["toolkit"])].append(r)
+    order = list(architectures)
+    rows, summary = [], []
+    for (arch, toolkit), rs in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]),
+                                                                      kv[0][1])):
+        accs = [r["accuracy"] for r in rs]
+        mean, std = mean_std(accs)
+        entry = {"architecture": arch, "toolkit": toolkit, "paper_setup": rs[0]["paper_setup"],
+                 "seeds": [r["seed"] for r in rs], "accuracy_mean": mean, "accuracy_std": std,
+                 "n": rs[0]["n"], "dataset": rs[0]["dataset_label"],
+                 "paper_accuracy": paper.get(arch), "signature": rs[0]["signature"]}
+        summary.append(entry)
+        rows.append([architectures[arch]["paper_name"], _toolkit_name(toolkit, rs[0]["paper_setup"]),
+                     mean_std_cell(accs), len(rs), rs[0]["n"], fmt(paper.get(arch))])
+    table = markdown_table(["model", "toolkit", "task accuracy (ours)", "seeds", "test n",
+                            "paper (Table 3)"], rows)
+    return table, summary, groups
 
 
 def _welch_pairs(groups: dict[str, list[float]]) -> list[dict]:

@@ -142,6 +142,7 @@ class Options:
 
 class Paradox(Study):
     profile_schema = Options
+    decodes = True
 
     @classmethod
     def commands(cls):

@@ -105,6 +105,7 @@ class Options:
 class PCFGSet(Study):
     study_schema = Settings
     profile_schema = Options
+    decodes = True
 
     @classmethod
     def commands(cls):

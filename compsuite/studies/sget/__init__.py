@@ -105,6 +105,7 @@ class Options:
 
 class SGET(Study):
     profile_schema = Options
+    decodes = True
 
     @classmethod
     def commands(cls):

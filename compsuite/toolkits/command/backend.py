@@ -76,6 +76,17 @@ def expand(command: str, where: str) -> str:
     return expanded
 
 
+def command_words(system):
+    """``system`` with its ``command`` split into the program and its arguments, as
+    the shell splits it; as it is where it has no command or cannot be split."""
+    if not isinstance(system, dict) or not isinstance(system.get("command"), str):
+        return system
+    try:
+        return {**system, "command": shlex.split(system["command"])}
+    except ValueError:
+        return system
+
+
 def settings(run, profile: str) -> Settings:
     """The run's ``args`` with its profile's override, checked; errors name the key."""
     override = run.profiles.get(profile)
@@ -147,6 +158,12 @@ class CommandBackend(TextModelBackend):
 
     def system(self, run, profile: str) -> dict | None:
         return {"command": settings(run, profile).command}
+
+    def same_system(self, before, now: dict) -> bool:
+        """The same program however its command line is spaced: the commands are
+        compared as the words the shell's rules split them into (the spaces inside a
+        quoted argument count)."""
+        return command_words(before) == command_words(now)
 
     def train(self, run, profile: str, data: Dataset, run_dir: Path, seed: int, *,
               threads: int | None = None, extra: dict | None = None,

@@ -6,7 +6,9 @@ The training options are the run's: the study's ``toolkit_defaults.fairseq``, th
 run's ``args``, then its profile override, then a test's options (a value of ``null``
 removes an option).  The task (``--task``) is one of them; predictions use the task
 the run was trained with.  fairseq resumes from ``checkpoint_last.pt`` in its save
-dir by itself.
+dir by itself.  A finished training whose scored checkpoint is not whole (truncated
+after the run, e.g. by a full disk or a copy cut short) trains again, with a note; a
+unit that evaluates that checkpoint of another unit names it, and the folder to delete.
 
 One option is the suite's, not fairseq's: ``save_epochs: [1, 2, 4, ...]`` keeps the
 model at those epochs only.  fairseq saves either every ``--save-interval``-th epoch
@@ -31,6 +33,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -41,10 +44,11 @@ from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open
 from compsuite.models.decoding import Decoding
 from compsuite.models.predictions import Predictions
-from compsuite.processes import set_aside_incomplete
+from compsuite.processes import complete_checkpoint, set_aside_incomplete
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
                                      in_order, merge, run_to_file, run_with_progress,
                                      split_batch, thread_env, to_cli)
+from compsuite.toolkits.checkpoints import whole
 from compsuite.toolkits.fairseq.data import fairseq_subsets, write_fairseq, write_fairseq_pairs
 from compsuite.toolkits.writing import toolkit_command
 
@@ -155,7 +159,12 @@ class FairseqBackend(Backend):
         h = config_hash(args)
         done = begin_run(run_dir, h)
         if done is not None:
-            return done
+            if complete_checkpoint(done["checkpoint"]):
+                return done
+            print(f"compsuite: note: {done['checkpoint']} is missing or not a whole "
+                  f"checkpoint (truncated?): {run.name} trains again", file=sys.stderr,
+                  flush=True)
+            os.remove(run_dir / "train.json")   # the training is not finished after all
         epochs = save_epochs(args.pop("save_epochs", None), run.name)
         scored = score_checkpoint(args.pop("score_checkpoint", "best"), run.name)
         set_aside_cut_short(run_dir / "checkpoints")
@@ -225,9 +234,13 @@ class FairseqBackend(Backend):
         if show and src.is_file():   # the bar's total: the split's sentences
             with open(src, "rb") as fh:
                 total = sum(1 for _ in fh)
-        run_to_file(cmd, out, out.parent / f"generate-{split}.log",
-                    desc=f"fairseq-generate {split}", total=total, line_pattern=r"H-\d+\t",
-                    show=show)
+        try:
+            run_to_file(cmd, out, out.parent / f"generate-{split}.log",
+                        desc=f"fairseq-generate {split}", total=total,
+                        line_pattern=r"H-\d+\t", show=show)
+        except ToolkitError:
+            whole(trained["checkpoint"])   # a truncated checkpoint: named, not the log
+            raise
 
     def predict_fast(self, trained: dict, data: Dataset, split: str, generation: Decoding,
                      run_dir: Path, show: bool = True, wrap=None):

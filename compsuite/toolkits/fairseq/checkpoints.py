@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from compsuite.foundation.errors import DataError
-from compsuite.toolkits.checkpoints import existing
+from compsuite.toolkits.checkpoints import existing, whole
 
 
 def load_fairseq(checkpoint: str | Path, data: str | Path, **overrides):
@@ -35,6 +35,7 @@ def load_fairseq(checkpoint: str | Path, data: str | Path, **overrides):
     except RuntimeError as e:
         sizes = size_mismatches(str(e))
         if not sizes:
+            whole(checkpoint)   # a truncated checkpoint: named
             raise
         raise DataError(f"checkpoint {checkpoint} does not fit the data folder {data}: the "
                         f"dictionary sizes differ ({sizes}); use the fairseq-bin folder the "
@@ -47,6 +48,7 @@ def load_fairseq(checkpoint: str | Path, data: str | Path, **overrides):
                         "trained on?)") from None
     except Exception as e:  # fairseq raises a bare Exception for a folder without splits
         if "Could not infer language pair" not in str(e):
+            whole(checkpoint)   # a truncated checkpoint: named
             raise
         raise DataError(f"{data}: not a fairseq-bin folder (no binarised splits such as "
                         "train.<src>-<tgt>.<src>.idx to read the language pair from); use the "
