@@ -150,7 +150,7 @@ def _study(a):
 
         name = DEFAULT_NAME if a.name is None else a.name
         toolkit, system = user_system(a)   # the backend whose options these are
-        unused_engine(engine_settings(a), system.what, system.instead)
+        unused_engine(engine_settings(a, alone=False), system.what, system.instead)
         system_run(study, name, toolkit, system.args)
         a.runs = list(dict.fromkeys([*(a.runs or []), name]))
     return study
@@ -199,7 +199,7 @@ def _runner(a, study=None):
                   data_root=Path(getattr(a, "data_root", "DATA")),
                   runs_root=Path(a.runs_root), show=not getattr(a, "quiet", False),
                   jobs=getattr(a, "jobs", None), threads=getattr(a, "threads", None),
-                  decoding=engine_settings(a))
+                  decoding=engine_settings(a, alone=False))   # over each run's
 
 
 def cmd_run(a) -> int:

@@ -158,7 +158,9 @@ class Runner:
         """The study's units for this profile (``seeds``/``runs`` override the
         profile's), restricted to ``parts`` and the units those need, in plan order."""
         for r in runs or []:
-            self.study.run(r)  # unknown names fail here
+            run = self.study.run(r)  # unknown names fail here
+            if self.decoding:   # the command line's settings over it, checked
+                unit_decoding(self.profile, run, self.decoding)
         self._selection = {"seeds": seeds, "runs": runs}
         units = self.study.plan(self.profile, seeds=seeds, runs=runs)
         by_path: dict[str, Unit] = {}

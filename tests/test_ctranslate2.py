@@ -178,7 +178,8 @@ def test_commands_take_the_engine():
     engine_arguments(p)
     a = p.parse_args(["--engine", "ctranslate2", "--compute-type", "int8"])
     assert engine_settings(a) == {"engine": "ctranslate2", "compute_type": "int8"}
-    with pytest.raises(ConfigError, match="options: compute_type and device"):
+    with pytest.raises(ConfigError, match="^--compute-type and --device are CTranslate2's "
+                                          "options; add --engine ctranslate2 "):
         engine_settings(p.parse_args(["--compute-type", "int8"]))
 
 
@@ -255,7 +256,8 @@ def test_run_takes_the_engine_over_the_profile():
     assert (settings.engine, settings.compute_type) == ("ctranslate2", "int8")
     assert "engine" not in unit_decoding(runner.profile, runner.study.run("transformer-fairseq")
                                          ).given
-    with pytest.raises(ConfigError, match="compute_type and device are CTranslate2's"):
+    with pytest.raises(ConfigError, match="^--compute-type and --device are CTranslate2's "
+                                          "options; add --engine ctranslate2 "):
         _runner(p.parse_args(["run", "pcfgset", "--profile", "tiny", "--device", "cuda"]))
 
 
@@ -337,6 +339,26 @@ def test_engine_toolkit_turns_the_profile_default_off():
     assert off.decoding == {"engine": "toolkit"}
     assert unit_decoding(off.profile, run, off.decoding).given == {
         "beam": 5, "batch_size": 128, "max_length": 200, "engine": "toolkit"}
-    with pytest.raises(ConfigError, match="compute_type and device are CTranslate2's"):
+    with pytest.raises(ConfigError, match="^--compute-type and --device are CTranslate2's "
+                                          "options; add --engine ctranslate2 "):
         _runner(p.parse_args(["run", "paradox", "--profile", "quick", "--engine", "toolkit",
                               "--device", "cpu"]))
+
+
+def test_a_precision_alone_goes_over_a_profile_that_decodes_with_ctranslate2():
+    """``--compute-type int8`` without ``--engine`` on a profile whose generation says
+    ``engine: ctranslate2`` is that engine in int8; on a profile without it, or over a
+    run outside the profile's (``--runs``), it is refused naming the options."""
+    from compsuite.cli import _runner, build_parser
+
+    p = build_parser()
+    quick = _runner(p.parse_args(["run", "paradox", "--profile", "quick", "--compute-type",
+                                  "int8"]))
+    on = unit_decoding(quick.profile, quick.study.run("transformer-fairseq"), quick.decoding)
+    assert (on.engine, on.compute_type, on.device) == ("ctranslate2", "int8", "auto")
+    with pytest.raises(ConfigError, match="^--compute-type and --device are CTranslate2's "):
+        _runner(p.parse_args(["run", "paradox", "--profile", "tiny", "--compute-type", "int8"]))
+    tiny = _runner(p.parse_args(["run", "paradox", "--profile", "tiny"]))
+    tiny.decoding = {"compute_type": "int8"}   # what --compute-type gives
+    with pytest.raises(ConfigError, match="^--compute-type and --device are CTranslate2's "):
+        tiny.plan(runs=["marian-hf"])   # not one of the profile's runs
