@@ -190,9 +190,24 @@ class Runner:
         locked meanwhile (one run per folder: :mod:`compsuite.locks`)."""
         if self.executor is not None:
             self.executor.check(self, units)   # before any work
+        else:
+            self.check_devices(units)
         with folder_lock(self.runs_dir, "runs"), \
                 folder_lock(self.data_root / self.study.name, "data"):
             return self._run(units)
+
+    def check_devices(self, units: list[Unit]) -> None:
+        """CTranslate2's device for the units to do here is on this machine: ``device:
+        cuda`` (``--device cuda``) where CTranslate2 finds no CUDA device is refused
+        before any work, not when the first trained model is decoded.  A system the user
+        brings (evaluate-only) is not decoded by CTranslate2, and not checked."""
+        todo = [u for u in units if not (self.runs_dir / u.path / "result.json").is_file()]
+        for run in (self.study.run(name) for name in dict.fromkeys(u.run for u in todo)):
+            settings = unit_decoding(self.profile, run, self.decoding)
+            if settings.fast and self.system(run) is None:
+                from compsuite.models.ctranslate2 import check_device
+
+                check_device(settings, option="device" in self.decoding)
 
     def cpu_threads(self) -> int | None:
         """The threads each training gets: the profile's ``threads`` (``--threads``) on

@@ -167,6 +167,30 @@ def test_a_gpu_is_configured_with_float16(transformers, tiny_data, monkeypatch):
     assert "compute:float16|device:cuda" in tr.signature
 
 
+def test_run_refuses_a_gpu_it_lacks_before_any_work(tmp_path, monkeypatch):
+    """``compsuite run --engine ctranslate2 --device cuda`` where CTranslate2 finds no
+    CUDA device stops before the data or any training, naming the option; a program of
+    the user's, which CTranslate2 never decodes, is not refused for it."""
+    from compsuite.cli import _runner, build_parser, cmd_run
+
+    monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 0)
+    folders = ["--runs-root", str(tmp_path / "runs"), "--data-root", str(tmp_path / "DATA"),
+               "--results-root", str(tmp_path / "results")]
+    p = build_parser()
+    a = p.parse_args(["run", "pcfgset", "--profile", "tiny", "--engine", "ctranslate2",
+                      "--device", "cuda", "--quiet", *folders])
+    with pytest.raises(UserError) as e:
+        cmd_run(a)
+    assert str(e.value) == ("--device cuda, but CTranslate2 finds no CUDA device on this "
+                            "machine; use --device cpu (with --compute-type float32 or int8) "
+                            "or --device auto")
+    assert not (tmp_path / "DATA").exists() and not (tmp_path / "runs").exists()
+    a = p.parse_args(["run", "pcfgset", "--profile", "tiny", "--engine", "ctranslate2",
+                      "--device", "cuda", "--model-cmd", "cat", *folders])
+    runner = _runner(a)
+    runner.check_devices(runner.plan(runs=a.runs))
+
+
 def test_commands_take_the_engine():
     """An eval command's --engine options reach the translator; a precision without the
     engine is refused, naming the option."""
