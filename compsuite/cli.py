@@ -150,7 +150,7 @@ def _study(a):
 
         name = DEFAULT_NAME if a.name is None else a.name
         toolkit, system = user_system(a)   # the backend whose options these are
-        unused_engine(engine_settings(a), system.what, system.instead)
+        unused_engine(engine_settings(a, alone=False), system.what, system.instead)
         system_run(study, name, toolkit, system.args)
         a.runs = list(dict.fromkeys([*(a.runs or []), name]))
     return study
@@ -199,7 +199,7 @@ def _runner(a, study=None):
                   data_root=Path(getattr(a, "data_root", "DATA")),
                   runs_root=Path(a.runs_root), show=not getattr(a, "quiet", False),
                   jobs=getattr(a, "jobs", None), threads=getattr(a, "threads", None),
-                  decoding=engine_settings(a))
+                  decoding=engine_settings(a, alone=False))   # over each run's
 
 
 def cmd_run(a) -> int:
@@ -336,13 +336,18 @@ def cmd_score(a) -> int:
 
 
 def cmd_status(a) -> int:
-    """Each unit of a profile: done, queued or running (its Slurm job), failed (its
-    log), not started."""
+    """Each unit of a profile: done, queued or running (its Slurm job, or the PID of the
+    local run executing it), failed (its log), not started."""
     from compsuite.executors import unit_states
+    from compsuite.runner import running_locally
 
     runner = _runner(a)
     units = runner.plan(seeds=a.seeds, runs=a.runs, parts=a.parts)
     states = unit_states(runner.runs_dir, units)
+    for i, (path, state, _) in enumerate(states):
+        pid = running_locally(runner.runs_dir, path) if state == "not started" else None
+        if pid is not None:
+            states[i] = (path, "running", f"PID {pid} (a local run)")
     width = max((len(p) for p, _, _ in states), default=4)
     for path, state, detail in states:
         print(f"{path:<{width}}  {state:<11}  {detail}".rstrip())
@@ -434,7 +439,8 @@ def add_exchange_commands(sub) -> None:
 def add_status_command(sub) -> None:
     """``compsuite status``: each unit of a profile and where it is."""
     st = sub.add_parser("status", help="each unit of a profile: done, queued, running "
-                                       "(its Slurm job), failed (its log), not started")
+                                       "(its Slurm job or a local run), failed (its log), "
+                                       "not started")
     st.add_argument("study", help="a study (compsuite list)")
     st.add_argument("--profile", default="quick")
     st.add_argument("--runs-root", default="runs")

@@ -74,13 +74,16 @@ def engine_arguments(p: argparse.ArgumentParser) -> None:
                         "there is one)")
 
 
-def engine_settings(a: argparse.Namespace) -> dict:
-    """The decoding engine options a command was given (checked: a wrong combination is
-    a ConfigError naming the option)."""
-    from compsuite.models.decoding import ENGINE_KEYS, decoding
+def engine_settings(a: argparse.Namespace, alone: bool = True) -> dict:
+    """The decoding engine options a command was given, checked ``alone`` (a wrong
+    combination is a ConfigError naming the option); ``compsuite run`` checks them over
+    each run's generation instead (``--compute-type int8`` with a profile's ``engine:
+    ctranslate2``: :class:`~compsuite.runner.Runner`)."""
+    from compsuite.models.decoding import ENGINE_KEYS, OPTIONS, decoding
 
     settings = {k: v for k in ENGINE_KEYS if (v := getattr(a, k, None)) is not None}
-    decoding(settings, where="options")
+    if alone:
+        decoding(settings, where=OPTIONS)
     return settings
 
 

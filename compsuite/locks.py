@@ -65,6 +65,17 @@ def _busy(where: str, path: Path, fd: int) -> FolderBusy:
                       f"(lock {path})")
 
 
+def holder(folder: str | os.PathLike) -> int | None:
+    """The PID of the live process that holds ``folder``'s lock now, or None (no lock,
+    released, or left by a process that is gone).  Read only: the lock is not tried."""
+    try:
+        text = lock_path(Path(folder)).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    pid = _holder(text)[0]
+    return pid if pid is not None and _alive(pid) else None
+
+
 @contextlib.contextmanager
 def inside_lock(folder: str | os.PathLike) -> Iterator[None]:
     """Hold, shared, the lock of every folder above ``folder`` that has a lock file (one

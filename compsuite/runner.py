@@ -25,6 +25,7 @@ Layout::
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -32,7 +33,7 @@ import sys
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from compsuite import kernels
 from compsuite.foundation.checkout import ROOT
@@ -40,11 +41,42 @@ from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open
 from compsuite.foundation.names import near
-from compsuite.locks import folder_lock
+from compsuite.locks import folder_lock, holder
 from compsuite.processes import check_stop
 from compsuite.schema import positive
 from compsuite.studies.base import Context, Finished, Run, Study, Unit, unit_decoding
 from compsuite.toolkits import get_backend
+
+
+#: the file a local run keeps in a unit's folder while it executes the unit: its PID
+#: (``compsuite status`` calls the unit running)
+RUNNING = ".running"
+
+
+def running_locally(runs_dir: Path, path: str) -> int | None:
+    """The PID of the local run (``compsuite run``, this machine) that executes the unit
+    at ``path`` now: the PID in the unit's :data:`RUNNING` file, while that process
+    holds the runs folder's lock; None otherwise (a file a stopped run left is stale)."""
+    try:
+        pid = int((Path(runs_dir) / path / RUNNING).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if holder(runs_dir) == pid else None
+
+
+@contextlib.contextmanager
+def running_file(run_dir: Path) -> Iterator[None]:
+    """Keep :data:`RUNNING` in ``run_dir`` for the block (and the folder, only if the
+    block left something in it)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    marker = run_dir / RUNNING
+    marker.write_text(f"{os.getpid()}\n")
+    try:
+        yield
+    finally:
+        marker.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            run_dir.rmdir()   # only where it is empty
 
 
 def git_revision() -> str | None:
@@ -158,7 +190,9 @@ class Runner:
         """The study's units for this profile (``seeds``/``runs`` override the
         profile's), restricted to ``parts`` and the units those need, in plan order."""
         for r in runs or []:
-            self.study.run(r)  # unknown names fail here
+            run = self.study.run(r)  # unknown names fail here
+            if self.decoding:   # the command line's settings over it, checked
+                unit_decoding(self.profile, run, self.decoding)
         self._selection = {"seeds": seeds, "runs": runs}
         units = self.study.plan(self.profile, seeds=seeds, runs=runs)
         by_path: dict[str, Unit] = {}
@@ -188,9 +222,24 @@ class Runner:
         locked meanwhile (one run per folder: :mod:`compsuite.locks`)."""
         if self.executor is not None:
             self.executor.check(self, units)   # before any work
+        else:
+            self.check_devices(units)
         with folder_lock(self.runs_dir, "runs"), \
                 folder_lock(self.data_root / self.study.name, "data"):
             return self._run(units)
+
+    def check_devices(self, units: list[Unit]) -> None:
+        """CTranslate2's device for the units to do here is on this machine: ``device:
+        cuda`` (``--device cuda``) where CTranslate2 finds no CUDA device is refused
+        before any work, not when the first trained model is decoded.  A system the user
+        brings (evaluate-only) is not decoded by CTranslate2, and not checked."""
+        todo = [u for u in units if not (self.runs_dir / u.path / "result.json").is_file()]
+        for run in (self.study.run(name) for name in dict.fromkeys(u.run for u in todo)):
+            settings = unit_decoding(self.profile, run, self.decoding)
+            if settings.fast and self.system(run) is None:
+                from compsuite.models.ctranslate2 import check_device
+
+                check_device(settings, option="device" in self.decoding)
 
     def cpu_threads(self) -> int | None:
         """The threads each training gets: the profile's ``threads`` (``--threads``) on
@@ -281,9 +330,13 @@ class Runner:
     def _execute_counted(self, unit: Unit, counter, total: int, threads: int | None) -> dict:
         check_stop()
         n = next(counter)
-        if self.show and not (self.runs_dir / unit.path / "result.json").is_file():
+        run_dir = self.runs_dir / unit.path
+        if (run_dir / "result.json").is_file():
+            return self.execute(unit, threads)
+        if self.show:
             print(f"[{n}/{total}] {unit.part}: {unit.path}", file=sys.stderr, flush=True)
-        return self.execute(unit, threads)
+        with running_file(run_dir):
+            return self.execute(unit, threads)
 
     def execute(self, unit: Unit, threads: int | None = None, gpus: int = 0) -> dict:
         """Train (or find) the unit's model, evaluate it, store the result; a stored

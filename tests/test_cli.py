@@ -169,6 +169,43 @@ def test_run_selects_runs_and_parts(monkeypatch, capsys):
                                   for k in (4, 8) for m in (2, 4, 6)]
 
 
+def test_status_calls_the_units_a_local_run_executes_running(tmp_path, monkeypatch, capsys):
+    """While ``compsuite run`` executes a unit here, ``compsuite status`` says it runs
+    (the run's PID, from the file the runner keeps in the unit's folder while it holds
+    the runs folder's lock); a file a stopped run left is stale."""
+    import os
+
+    import compsuite.cli as cli
+    from compsuite.registry import get_study
+    from compsuite.runner import RUNNING, Runner
+
+    status = ["status", "ctlpp", "--profile", "tiny", "--runs-root", str(tmp_path / "runs")]
+
+    def states() -> dict[str, str]:
+        capsys.readouterr()
+        assert cli.main(status) == 0
+        return {line.split()[0]: " ".join(line.split()[1:])
+                for line in capsys.readouterr().out.splitlines()}
+
+    seen = []
+    monkeypatch.setattr(Runner, "prepare", lambda self, units: None)
+    monkeypatch.setattr(Runner, "execute", lambda self, unit, threads=None, gpus=0:
+                        seen.append((unit.path, states())) or {})
+    runner = Runner(get_study("ctlpp"), "tiny", data_root=tmp_path / "DATA",
+                    runs_root=tmp_path / "runs", show=False, jobs=1)
+    first, second = runner.plan()[:2]
+    runner.run([first, second])
+    pid = f"running PID {os.getpid()} (a local run)"
+    assert seen == [(first.path, {**states(), first.path: pid}),
+                    (second.path, {**states(), second.path: pid})]
+    assert set(states().values()) == {"not started"}
+    assert not (tmp_path / "runs" / "ctlpp" / "tiny" / first.path).exists()   # left as found
+    stale = tmp_path / "runs" / "ctlpp" / "tiny" / first.path / RUNNING
+    stale.parent.mkdir(parents=True)
+    stale.write_text(f"{os.getpid()}\n")   # the lock is not held
+    assert states()[first.path] == "not started"
+
+
 def test_a_bug_keeps_its_traceback(monkeypatch):
     """Only the suite's user-facing errors become one-line messages."""
     import compsuite.cli as cli

@@ -167,6 +167,30 @@ def test_a_gpu_is_configured_with_float16(transformers, tiny_data, monkeypatch):
     assert "compute:float16|device:cuda" in tr.signature
 
 
+def test_run_refuses_a_gpu_it_lacks_before_any_work(tmp_path, monkeypatch):
+    """``compsuite run --engine ctranslate2 --device cuda`` where CTranslate2 finds no
+    CUDA device stops before the data or any training, naming the option; a program of
+    the user's, which CTranslate2 never decodes, is not refused for it."""
+    from compsuite.cli import _runner, build_parser, cmd_run
+
+    monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 0)
+    folders = ["--runs-root", str(tmp_path / "runs"), "--data-root", str(tmp_path / "DATA"),
+               "--results-root", str(tmp_path / "results")]
+    p = build_parser()
+    a = p.parse_args(["run", "pcfgset", "--profile", "tiny", "--engine", "ctranslate2",
+                      "--device", "cuda", "--quiet", *folders])
+    with pytest.raises(UserError) as e:
+        cmd_run(a)
+    assert str(e.value) == ("--device cuda, but CTranslate2 finds no CUDA device on this "
+                            "machine; use --device cpu (with --compute-type float32 or int8) "
+                            "or --device auto")
+    assert not (tmp_path / "DATA").exists() and not (tmp_path / "runs").exists()
+    a = p.parse_args(["run", "pcfgset", "--profile", "tiny", "--engine", "ctranslate2",
+                      "--device", "cuda", "--model-cmd", "cat", *folders])
+    runner = _runner(a)
+    runner.check_devices(runner.plan(runs=a.runs))
+
+
 def test_commands_take_the_engine():
     """An eval command's --engine options reach the translator; a precision without the
     engine is refused, naming the option."""
@@ -178,7 +202,8 @@ def test_commands_take_the_engine():
     engine_arguments(p)
     a = p.parse_args(["--engine", "ctranslate2", "--compute-type", "int8"])
     assert engine_settings(a) == {"engine": "ctranslate2", "compute_type": "int8"}
-    with pytest.raises(ConfigError, match="options: compute_type and device"):
+    with pytest.raises(ConfigError, match="^--compute-type and --device are CTranslate2's "
+                                          "options; add --engine ctranslate2 "):
         engine_settings(p.parse_args(["--compute-type", "int8"]))
 
 
@@ -255,7 +280,8 @@ def test_run_takes_the_engine_over_the_profile():
     assert (settings.engine, settings.compute_type) == ("ctranslate2", "int8")
     assert "engine" not in unit_decoding(runner.profile, runner.study.run("transformer-fairseq")
                                          ).given
-    with pytest.raises(ConfigError, match="compute_type and device are CTranslate2's"):
+    with pytest.raises(ConfigError, match="^--compute-type and --device are CTranslate2's "
+                                          "options; add --engine ctranslate2 "):
         _runner(p.parse_args(["run", "pcfgset", "--profile", "tiny", "--device", "cuda"]))
 
 
@@ -337,6 +363,26 @@ def test_engine_toolkit_turns_the_profile_default_off():
     assert off.decoding == {"engine": "toolkit"}
     assert unit_decoding(off.profile, run, off.decoding).given == {
         "beam": 5, "batch_size": 128, "max_length": 200, "engine": "toolkit"}
-    with pytest.raises(ConfigError, match="compute_type and device are CTranslate2's"):
+    with pytest.raises(ConfigError, match="^--compute-type and --device are CTranslate2's "
+                                          "options; add --engine ctranslate2 "):
         _runner(p.parse_args(["run", "paradox", "--profile", "quick", "--engine", "toolkit",
                               "--device", "cpu"]))
+
+
+def test_a_precision_alone_goes_over_a_profile_that_decodes_with_ctranslate2():
+    """``--compute-type int8`` without ``--engine`` on a profile whose generation says
+    ``engine: ctranslate2`` is that engine in int8; on a profile without it, or over a
+    run outside the profile's (``--runs``), it is refused naming the options."""
+    from compsuite.cli import _runner, build_parser
+
+    p = build_parser()
+    quick = _runner(p.parse_args(["run", "paradox", "--profile", "quick", "--compute-type",
+                                  "int8"]))
+    on = unit_decoding(quick.profile, quick.study.run("transformer-fairseq"), quick.decoding)
+    assert (on.engine, on.compute_type, on.device) == ("ctranslate2", "int8", "auto")
+    with pytest.raises(ConfigError, match="^--compute-type and --device are CTranslate2's "):
+        _runner(p.parse_args(["run", "paradox", "--profile", "tiny", "--compute-type", "int8"]))
+    tiny = _runner(p.parse_args(["run", "paradox", "--profile", "tiny"]))
+    tiny.decoding = {"compute_type": "int8"}   # what --compute-type gives
+    with pytest.raises(ConfigError, match="^--compute-type and --device are CTranslate2's "):
+        tiny.plan(runs=["marian-hf"])   # not one of the profile's runs

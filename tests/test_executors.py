@@ -92,6 +92,24 @@ def test_the_user_config_is_read_checked_and_can_be_switched_off(tmp_path, monke
     assert resources.user_config().executor == "local"
 
 
+def test_a_malformed_user_config_is_one_line_naming_line_and_column(tmp_path, monkeypatch):
+    """PyYAML's several-line message becomes one line: the file, where, the problem; a
+    key given twice is refused rather than the last one kept."""
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("executor: slurm\nresources: {cpus: 2\n")
+    monkeypatch.setenv("COMPSUITE_CONFIG", str(cfg))
+    with pytest.raises(ConfigError) as e:
+        resources.user_config()
+    assert str(e.value) == (f"{cfg}: malformed YAML: line 3, column 1: expected ',' or '}}', "
+                            "but got '<stream end>' (while parsing a flow mapping from line 2, "
+                            "column 12)")
+    cfg.write_text("executor: local\nresources: {cpus: 2}\nexecutor: slurm\n")
+    with pytest.raises(ConfigError) as e:
+        resources.user_config()
+    assert str(e.value) == (f"{cfg}: malformed YAML: line 3, column 1: the key 'executor' is "
+                            "given twice in one mapping (first on line 1); keep one")
+
+
 def test_the_executor_is_the_options_then_the_profiles_then_the_users(tmp_path):
     study, _ = study_with(tmp_path, profile="    executor: slurm\n")
     paper, quick = study.profile("paper"), study.profile("quick")

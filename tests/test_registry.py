@@ -135,6 +135,24 @@ def test_malformed_study_files_are_clear(tmp_path, text, msg):
     assert str(f) in str(e.value)
 
 
+def test_a_key_given_twice_in_a_study_file_is_refused_naming_the_line(tmp_path):
+    """PyYAML keeps the last of two equal keys; a study file (or a user config, read
+    the same way) that gives one twice is refused, naming the file, line and key."""
+    f = tmp_path / "pcfgset.yaml"
+    f.write_text(_PCFG % ", seeds: [1], seeds: [2]")
+    with pytest.raises(ConfigError) as e:
+        load_study(f)
+    assert str(e.value) == (f"{f}: malformed YAML: line 8, column 47: the key 'seeds' is given "
+                            "twice in one mapping (first on line 8); keep one")
+    f.write_text(_PCFG % "" + "runs:\n  c1: {architecture: a, toolkit: onmt}\n")
+    with pytest.raises(ConfigError, match=r"line 9, column 1: the key 'runs' is given twice "
+                                          r"in one mapping \(first on line 4\)"):
+        load_study(f)
+    f.write_text(_PCFG.replace("  p: {", "  q: &b {dataset: d, runs: [a1], seeds: [1]}\n"
+                               "  p: {<<: *b, ") % ", seeds: [2]")   # merged keys: overridden
+    assert load_study(f).profile("p").seeds == [2]
+
+
 def test_a_study_module_must_export_a_study(tmp_path):
     f = tmp_path / "x.yaml"
     f.write_text("study: x\nmodule: compsuite.registry\n")

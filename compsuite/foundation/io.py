@@ -197,18 +197,55 @@ def read_aligned(*paths: str | os.PathLike) -> list[list[str]]:
     return columns
 
 
+class UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping that gives a key twice (PyYAML's own keeps
+    the last one silently).  A merge key (``<<``) may still be overridden."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            first: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    seen = first.setdefault(key, key_node)
+                except TypeError:   # an unhashable key: PyYAML's own error follows
+                    continue
+                if seen is not key_node:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {key!r} is given twice in one mapping (first on "
+                        f"line {seen.start_mark.line + 1}); keep one", key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
+
+def yaml_problem(e: yaml.YAMLError) -> str:
+    """PyYAML's error in one line: where (line and column, from 1) and the problem, with
+    what the parser was reading where it says so."""
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None)
+    if mark is None or not problem:
+        return " ".join(str(e).split())
+    text = f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    context, at = getattr(e, "context", None), getattr(e, "context_mark", None)
+    if context and at is not None and (at.line, at.column) != (mark.line, mark.column):
+        text += f" ({context} from line {at.line + 1}, column {at.column + 1})"
+    return " ".join(text.split())
+
+
 def load_mapping(path: str | Path, what: str = "a mapping at the top level") -> dict:
-    """A YAML file that must hold a mapping; a missing file, malformed YAML or anything
-    else is a ConfigError naming the file."""
+    """A YAML file that must hold a mapping; a missing file, malformed YAML (a key given
+    twice in a mapping included) or anything else is a one-line ConfigError naming the
+    file (and the line and column where the YAML is at fault)."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=UniqueKeyLoader)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except UnicodeDecodeError:
         raise ConfigError(str(not_utf8(path) or f"{path}: not valid UTF-8")) from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: malformed YAML: {e}") from None
+        raise ConfigError(f"{path}: malformed YAML: {yaml_problem(e)}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected {what}")
     return raw

@@ -226,17 +226,19 @@ def notice(text: str) -> None:
         print(f"compsuite: {text}", file=sys.stderr, flush=True)
 
 
-def check_device(settings: Decoding) -> None:
+def check_device(settings: Decoding, option: bool = False) -> None:
     """A device CTranslate2 finds, and a compute type it has (``device: auto``: on the
-    device found)."""
+    device found); ``option``: the device was given as ``--device``, which the message
+    names."""
     import ctranslate2
 
     from compsuite.models.decoding import COMPUTE_TYPES
 
     if settings.device == "cuda" and ctranslate2.get_cuda_device_count() == 0:
-        raise UserError("generation.device: cuda, but CTranslate2 finds no CUDA device on "
-                        "this machine; use device: cpu (with compute_type float32 or int8) "
-                        "or auto")
+        use = ("--device cpu (with --compute-type float32 or int8) or --device auto" if option
+               else "device: cpu (with compute_type float32 or int8) or auto")
+        raise UserError(f"{'--device cuda' if option else 'generation.device: cuda'}, but "
+                        f"CTranslate2 finds no CUDA device on this machine; use {use}")
     found = device(settings)
     if settings.compute_type is not None and settings.compute_type not in COMPUTE_TYPES[found]:
         raise UserError(f"generation.compute_type: {settings.compute_type} is not available "

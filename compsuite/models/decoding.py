@@ -38,6 +38,9 @@ COMPUTE_TYPES = {"cpu": ("float32", "int8", "int8_float32"),
                           "int8_bfloat16", "int8_float32")}
 #: the keys that choose the decoding engine (CTranslate2's)
 ENGINE_KEYS = ("engine", "compute_type", "device")
+#: ``where`` of settings a command's options give (``--engine`` ...): a message names
+#: the options rather than the YAML's keys
+OPTIONS = "options"
 
 
 def compute_types(device: str) -> tuple[str, ...]:
@@ -91,9 +94,14 @@ class Decoding:
             raise ConfigError(f"{where}.device: {self.device!r}; choose one of "
                               f"{', '.join(DEVICES)}")
         if self.engine != "ctranslate2" and (self.compute_type or self.device):
-            raise ConfigError(f"{where}: compute_type and device are CTranslate2's settings; "
-                              "add engine: ctranslate2 (the toolkits decode in float32 on the "
-                              "device they find)")
+            if where == OPTIONS:
+                said = ("--compute-type and --device are CTranslate2's options; add "
+                        "--engine ctranslate2")
+            else:
+                said = (f"{where}: compute_type and device are CTranslate2's settings; add "
+                        "engine: ctranslate2")
+            raise ConfigError(f"{said} (the toolkits decode in float32 on the device they "
+                              "find)")
         device = self.device or "cpu"
         known = compute_types(device)
         if self.compute_type is not None and self.compute_type not in known:

@@ -36,7 +36,7 @@ from compsuite import schema
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.io import atomic_open
 from compsuite.foundation.names import Registry
-from compsuite.models.decoding import Decoding
+from compsuite.models.decoding import OPTIONS, Decoding
 from compsuite.models.protocol import Model
 from compsuite.toolkits import Backend, get_backend
 
@@ -412,4 +412,4 @@ def unit_decoding(profile: Profile, run: Run, options: dict[str, Any] | None = N
     """A unit's decoding settings: the study's and the profile's (``profile.generation``),
     the run's in that profile, then the command line's ``options`` (``--engine`` ...)."""
     return profile.generation.over(run.generation.get(profile.name), options,
-                                   where="options")
+                                   where=OPTIONS)
