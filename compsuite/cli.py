@@ -345,7 +345,7 @@ def cmd_status(a) -> int:
     units = runner.plan(seeds=a.seeds, runs=a.runs, parts=a.parts)
     states = unit_states(runner.runs_dir, units)
     for i, (path, state, _) in enumerate(states):
-        pid = running_locally(runner.runs_dir, path) if state == "not started" else None
+        pid = running_locally(runner.runs_dir, path) if state != "done" else None
         if pid is not None:
             states[i] = (path, "running", f"PID {pid} (a local run)")
     width = max((len(p) for p, _, _ in states), default=4)

@@ -72,8 +72,20 @@ def holder(folder: str | os.PathLike) -> int | None:
         text = lock_path(Path(folder)).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    pid = _holder(text)[0]
-    return pid if pid is not None and _alive(pid) else None
+    pid, cmd = _holder(text)
+    return pid if pid is not None and _alive(pid) and _runs(pid, cmd) else None
+
+
+def _runs(pid: int, cmd: str) -> bool:
+    """Whether process ``pid`` runs the command its lock file names (``compsuite ARGS``):
+    a holder killed without releasing leaves its PID, which another process may have
+    been given since.  True where the process's command line cannot be read."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return True
+    args = cmd.removeprefix("compsuite").strip()
+    return " ".join(argv.rstrip("\0").split("\0")).endswith(args)
 
 
 @contextlib.contextmanager

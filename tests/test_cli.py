@@ -255,3 +255,19 @@ def test_ctlpp_bad_jobs_fails_before_any_work(tmp_path):
              "--runs-root", str(tmp_path / "runs")])
     assert r.returncode == 2 and "argument --threads: expected a positive integer, not -1" in r.stderr
     assert not (tmp_path / "DATA").exists() and not (tmp_path / "runs").exists()
+
+
+def test_a_lock_left_by_a_killed_run_is_not_a_holder_once_its_pid_is_reused(tmp_path):
+    """A run killed without releasing leaves its PID in the lock file; a live process
+    given that PID since, running something else, does not hold the folder (status would
+    call its units running)."""
+    import os
+
+    from compsuite.locks import holder, lock_path
+
+    folder = tmp_path / "runs"
+    lock_path(folder).write_text(f"{os.getpid()}\ncompsuite run nosuch --profile tiny\n")
+    assert holder(folder) is None   # this process is alive, but runs no such command
+    argv = open(f"/proc/{os.getpid()}/cmdline", "rb").read().decode().rstrip("\0").split("\0")
+    lock_path(folder).write_text(f"{os.getpid()}\ncompsuite {' '.join(argv[1:])}\n")
+    assert holder(folder) == os.getpid()

@@ -294,6 +294,12 @@ def test_device_auto_is_the_gpu_where_there_is_one(transformers, monkeypatch):
     assert "compute:float32|device:cpu" in load_translator(info["checkpoint"], **auto).signature
     with pytest.raises(UserError, match="float16 is not available on cpu .*no CUDA device"):
         load_translator(info["checkpoint"], **auto, compute_type="float16")
+    from compsuite.models.ctranslate2 import check_device
+    from compsuite.models.decoding import Decoding
+
+    with pytest.raises(UserError, match="^--compute-type float16 is not available on cpu"):
+        check_device(Decoding(engine="ctranslate2", device="auto", compute_type="float16"),
+                     option=True)   # given on the command line: named as the option
     seen = {}
 
     class Translator:

@@ -141,6 +141,40 @@ def test_a_finished_training_whose_checkpoint_is_cut_short_trains_again(tmp_path
         "checkpoint_last.pt.incomplete"]
 
 
+def test_a_truncated_checkpoint_beside_epoch_snapshots_is_named_not_retrained(tmp_path,
+                                                                             monkeypatch):
+    """With save_epochs, whose snapshots a new training would keep (every segment
+    skipped, so no new checkpoint_best.pt), a truncated checkpoint is named with the
+    folder to delete, not retrained into a unit that could never finish."""
+    import shutil
+
+    import compsuite.toolkits.fairseq.backend as fairseq
+    from compsuite.foundation.dataset import Dataset
+    from compsuite.foundation.errors import DataError
+    from compsuite.registry import get_study
+
+    run = get_study("pcfgset").run("transformer-fairseq")
+    data = Dataset(tmp_path / "data", formats={"fairseq": tmp_path / "data" / "fairseq-bin"})
+    trained = []
+
+    def train(cmd, log, *args, **kwargs):   # a stand-in for fairseq-train
+        trained.append(cmd)
+        save = Path(cmd[cmd.index("--save-dir") + 1])
+        for name in ("checkpoint_best.pt", "checkpoint_last.pt"):
+            _checkpoint(save / name)
+
+    monkeypatch.setattr(fairseq, "run_with_progress", train)
+    monkeypatch.setattr(fairseq, "keep_epoch", lambda folder, epoch: shutil.copy(
+        folder / "checkpoint_last.pt", folder / f"checkpoint{epoch}.pt"))
+    epochs = {"save_epochs": [1]}
+    fairseq.BACKEND.train(run, "tiny", data, tmp_path / "e", 1, show=False, extra=epochs)
+    best = tmp_path / "e" / "checkpoints" / "checkpoint_best.pt"
+    best.write_bytes(best.read_bytes()[:500])
+    with pytest.raises(DataError, match=f"delete {tmp_path / 'e'} and run again"):
+        fairseq.BACKEND.train(run, "tiny", data, tmp_path / "e", 1, show=False, extra=epochs)
+    assert len(trained) == 1
+
+
 def test_a_truncated_checkpoint_another_unit_decodes_is_named(tmp_path, monkeypatch):
     """A unit that evaluates another unit's model (its result stored, so not trained
     again): fairseq-generate's failure is the checkpoint named, and what to delete."""

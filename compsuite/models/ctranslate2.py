@@ -241,7 +241,8 @@ def check_device(settings: Decoding, option: bool = False) -> None:
                         f"CTranslate2 finds no CUDA device on this machine; use {use}")
     found = device(settings)
     if settings.compute_type is not None and settings.compute_type not in COMPUTE_TYPES[found]:
-        raise UserError(f"generation.compute_type: {settings.compute_type} is not available "
+        raise UserError(f"{'--compute-type' if option else 'generation.compute_type:'} "
+                        f"{settings.compute_type} is not available "
                         f"on {found} (device: {settings.device}"
                         f"{', no CUDA device found' if found == 'cpu' else ''}); choose one "
                         f"of {', '.join(COMPUTE_TYPES[found])}")

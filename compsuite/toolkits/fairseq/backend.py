@@ -159,11 +159,14 @@ class FairseqBackend(Backend):
         h = config_hash(args)
         done = begin_run(run_dir, h)
         if done is not None:
-            if complete_checkpoint(done["checkpoint"]):
+            # the file in this unit's folder: a moved runs folder leaves the path stale
+            ckpt = run_dir / "checkpoints" / Path(done["checkpoint"]).name
+            if complete_checkpoint(ckpt):
                 return done
-            print(f"compsuite: note: {done['checkpoint']} is missing or not a whole "
-                  f"checkpoint (truncated?): {run.name} trains again", file=sys.stderr,
-                  flush=True)
+            if args.get("save_epochs"):   # its epoch snapshots would be kept as they are
+                whole(ckpt)
+            print(f"compsuite: note: {ckpt} is missing or not a whole checkpoint (truncated?): "
+                  f"{run.name} trains again", file=sys.stderr, flush=True)
             os.remove(run_dir / "train.json")   # the training is not finished after all
         epochs = save_epochs(args.pop("save_epochs", None), run.name)
         scored = score_checkpoint(args.pop("score_checkpoint", "best"), run.name)
