@@ -5,7 +5,8 @@ array, submitted through submitit).
 The runner (:mod:`compsuite.runner`) prepares the data where the command runs (on the
 shared file system), then hands each wave of units to its executor; the wave's results
 are read back from the units' ``result.json`` before the next wave starts.  A unit's
-Slurm job rebuilds the runner from the study's name and the profile, checks that the
+Slurm job rebuilds the runner from the study's name and the profile (with the runs the
+submitting command added to the study: a system of the user's), checks that the
 data it finds is the data the submitting command prepared (its checksum), reads the
 results of the units it needs, and executes the one unit, exactly as a local run does:
 a finished unit (its ``result.json``) is never sent again, and a job that is requeued
@@ -46,7 +47,8 @@ def check_slurm() -> None:
 # ----------------------------------------------------------------------------- in the job
 def run_unit(spec: dict) -> str:
     """One unit, in its Slurm job: the runner rebuilt from ``spec`` (study, profile,
-    folders, decoding options), the data the submitting command prepared checked
+    folders, decoding options; the runs the submitting command added to the study, a
+    system of the user's, as it resolved them), the data the submitting command prepared checked
     (a job refuses data that are missing or differ: it never generates them), the
     needed units' results read back, then the unit executed (its ``result.json``
     written) with ``spec["threads"]`` threads and ``spec["gpus"]`` GPUs.  Returns the
@@ -65,7 +67,12 @@ def run_unit(spec: dict) -> str:
             raise DataError(f"{want['raw']}: {why} ({key}); a job does not prepare data: "
                             "rerun the compsuite run command, which prepares them before "
                             "it submits")
-    runner = Runner(get_study(spec["study"]), spec["profile"],
+    study = get_study(spec["study"])
+    for run, architecture in spec.get("given_runs", ()):
+        if run.name not in study.runs:   # a system of the user's, added by the command
+            study.architectures.setdefault(run.architecture, architecture)
+            study.runs.register(run.name, run)
+    runner = Runner(study, spec["profile"],
                     data_root=Path(spec["data_root"]), runs_root=Path(spec["runs_root"]),
                     show=False, jobs=1, threads=spec.get("threads"),
                     decoding=spec.get("generation"))
@@ -252,8 +259,7 @@ class SlurmExecutor:
                     try:
                         job_.result()
                     except Exception as e:   # submitit's FailedJobError: the unit raised
-                        last = str(e).strip().splitlines()[-1:] or [type(e).__name__]
-                        failed[unit.path] = f"{unit.path} (job {jid}): {last[0]}; log: {log}"
+                        failed[unit.path] = f"{unit.path} (job {jid}): {cause(e)}; log: {log}"
                         continue
                 elif queued is not None and jid not in queued:
                     # left the queue: with its result (a job of before) or without
@@ -293,6 +299,22 @@ class SlurmExecutor:
         self.folder.mkdir(parents=True, exist_ok=True)
         with atomic_open(self.folder / "jobs.json") as fh:
             json.dump(jobs, fh, indent=1)
+
+
+def cause(error: Exception) -> str:
+    """What a unit's job raised, in one line: the last line of the job's traceback,
+    which submitit's error carries between two rules of dashes (before the paths of
+    the logs), its exception named without its module."""
+    import re
+
+    text = str(error)
+    parts = re.split(r"^-{10,}$", text, flags=re.M)
+    lines = [ln.strip() for ln in (parts[1] if len(parts) > 2 else text).splitlines()
+             if ln.strip()]
+    if not lines:
+        return type(error).__name__
+    return re.sub(r"^(?:[A-Za-z_]\w*\.)+(?=\w+: )", "",
+                  lines[-1])
 
 
 def refused(error: Exception, resources) -> ConfigError:

@@ -260,12 +260,18 @@ class Runner:
         data = {f"{d}/{s}": {"raw": str(ds.raw.resolve()), "sha256": ds.checksum()}
                 for (d, s), ds in self._data.items()}
         resources = self.executor.resources_of(unit)
+        # the selection's runs as this command resolved them: a system of the user's
+        # (--model-cmd, ...) is a run the study's files do not declare, which the job
+        # adds to the study it rebuilds
+        runs = [self.study.run(r) for r in self._selection.get("runs") or []]
+        given = [(r, self.study.architectures.get(r.architecture)) for r in runs]
         return {"study": self.study.name, "profile": self.profile.name, "unit": unit.path,
                 "data_root": str(self.data_root.resolve()),
                 "runs_root": str(self.runs_root.resolve()),
                 "generation": self.decoding,   # the command line's; the YAML's are read again
                 **self._selection,
-                "threads": self.threads, "gpus": resources.gpus, "data": data}
+                "threads": self.threads, "gpus": resources.gpus, "data": data,
+                "given_runs": given}
 
     def dataset(self, unit: Unit) -> Dataset:
         """The prepared dataset of ``unit`` (after :meth:`prepare`)."""

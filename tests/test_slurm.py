@@ -136,6 +136,28 @@ def test_units_run_as_slurm_jobs_with_the_local_values_and_resume(study, cluster
     assert slurm == {k: v for k, v in values(local.root / "runs").items() if k in slurm}
 
 
+def test_a_system_of_the_users_runs_as_slurm_jobs_as_it_runs_here(cluster, tmp_path):
+    """Before (issue 51): every job rebuilt the study without the user's system
+    ("unknown run ... 'oracle'"), and the command's error named only the logs."""
+    program = f"{sys.executable} {ROOT}/examples/systems/ctlpp_oracle.py --corrupt 30"
+    brought = ["run", "ctlpp", "--profile", "tiny", "--parts", "table1", "--quiet",
+               "--model-cmd", program, "--name", "oracle"]
+    here = compsuite(*brought, *folders(tmp_path, "here"), cwd=ROOT)
+    assert here.returncode == 0, here.stderr[-2000:]
+    there = compsuite(*brought, *folders(tmp_path, "there"), "--executor", "slurm", cwd=ROOT)
+    assert there.returncode == 0, there.stderr[-2000:]
+    local = values(tmp_path / "here" / "runs")
+    assert len(local) == 2 and values(tmp_path / "there" / "runs") == local
+    # a program that fails: the command's error says why, not only where the log is
+    broken = compsuite(*brought[:-1], "broken", "--model-cmd",
+                       f"{sys.executable} -c 'import sys; sys.exit(3)'",
+                       *folders(tmp_path, "broken"), "--executor", "slurm", cwd=ROOT)
+    assert broken.returncode == 1, broken.stderr[-2000:]
+    error = broken.stderr.strip().splitlines()[-1]
+    assert error.count("exited without answering a classify request (exit 3)") == 2, error
+    assert "Traceback" not in broken.stderr and "  - " not in error
+
+
 @pytest.mark.parametrize("options, message", [
     (["--slurm-partition", "gpu"], "--slurm-partition goes with --executor slurm"),
     (["--executor", "slurm", "--slurm-gpus", "-1"], "--slurm-gpus: gpus: a number of GPUs"),
