@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
 from compsuite.resources import Resources
@@ -170,8 +171,8 @@ class SlurmExecutor:
         if self.detach:
             if runner.show:
                 print(f"slurm: {len(pending)} unit(s) queued or running; this command "
-                      "returns now (compsuite status shows them; compsuite run or report, "
-                      "the same options, collects)", flush=True)
+                      "returns now (compsuite status shows them; the same compsuite run "
+                      "command, or compsuite report, waits for them and collects)", flush=True)
             return False
         self.wait(runner, pending)
         return True
@@ -233,18 +234,27 @@ class SlurmExecutor:
         return pending
 
     def wait(self, runner, pending: dict[str, tuple]) -> None:
-        """Until every job of ``pending`` has ended; a unit left without its result is
-        an error naming it, the job and its log.  Ctrl-C asks whether to cancel the
-        jobs or leave them running (:func:`on_stop`)."""
+        """Until every job of ``pending`` has ended (:meth:`ended`); a unit left without
+        its result is an error naming it, the job, why and its log."""
+        failed = self.ended(runner, pending)
+        if failed:
+            raise ToolkitError("Slurm job(s) failed: " + "; ".join(failed.values())
+                               + " (fix the cause, then rerun to resume: finished units are "
+                                 f"kept: {resume_command()})")
+
+    def ended(self, runner, pending: dict[str, tuple]) -> dict[str, str]:
+        """Wait until every job of ``pending`` has ended (each line as it ends); returns
+        unit path -> why, for each unit left without its result.  Ctrl-C asks whether
+        to cancel the jobs or leave them running (:func:`on_stop`)."""
         from compsuite.processes import Stopped
 
         try:
-            self._wait(runner, pending)
+            return self._wait(runner, pending)
         except Stopped as e:
             on_stop(sorted(pending), self.folder, e)
             raise
 
-    def _wait(self, runner, pending: dict[str, tuple]) -> None:
+    def _wait(self, runner, pending: dict[str, tuple]) -> dict[str, str]:
         import time
 
         failed: dict[str, str] = {}
@@ -281,10 +291,7 @@ class SlurmExecutor:
                     print(f"slurm: {unit.path} done (job {jid})", file=sys.stderr, flush=True)
             if pending:
                 time.sleep(self.poll_s)
-        if failed:
-            raise ToolkitError("Slurm job(s) failed: " + "; ".join(failed.values())
-                               + " (fix the cause, then rerun to resume: finished units are "
-                                 f"kept: {resume_command()})")
+        return failed
 
     def submitted(self) -> dict[str, str]:
         """unit path -> the id of the last job submitted for it (``jobs.json``)."""
@@ -390,6 +397,56 @@ def on_stop(job_ids: list[str], folder: Path, stopped, ask=None) -> bool:
           "them, and the same compsuite run command waits for them and collects",
           file=sys.stderr, flush=True)
     return False
+
+
+# ----------------------------------------------------------------------------- report
+class Waiting(NamedTuple):
+    """A unit whose job a report waits for: its path and the units it needs."""
+
+    path: str
+    requires: tuple = ()
+
+
+def jobs_out(runs_dir: Path) -> dict[str, str] | None:
+    """unit path -> job id of each unit without a result whose Slurm job (``jobs.json``
+    of ``runs_dir``) is still queued or running; None where squeue cannot tell."""
+    jobs = {p: j for p, j in submitted(runs_dir / JOBS_FOLDER).items()
+            if not (runs_dir / p / "result.json").is_file()}
+    queue = _queue(list(jobs.values())) if jobs else {}
+    return None if queue is None else {p: j for p, j in jobs.items() if j in queue}
+
+
+def before_report(runner, wait: bool = True, poll_s: float = 2.0) -> dict[str, str]:
+    """Before a report of ``runner``'s runs folder, the units whose Slurm jobs are
+    still queued or running: waited for (a line as each ends; those that end without
+    a result named in a note), or, not ``wait``, named in a note with how to collect
+    them.  Returns unit path -> job id of the units left out because still out."""
+    out = jobs_out(runner.runs_dir)
+    if out is None:
+        print("compsuite: note: squeue did not answer: units of this runs folder may "
+              "still run as Slurm jobs (compsuite status shows them)", file=sys.stderr)
+        return {}
+    if not out:
+        return {}
+    listed = ", ".join(f"{p} (job {j})" for p, j in list(out.items())[:8]) + \
+        (" ..." if len(out) > 8 else "")
+    if not wait:
+        print(f"compsuite: note: {len(out)} unit(s) still queued or running as Slurm jobs, "
+              f"left out of this report: {listed}; compsuite report without --no-wait "
+              "waits for them and collects (compsuite status shows them)",
+              file=sys.stderr, flush=True)
+        return out
+    print(f"slurm: waiting for {len(out)} unit(s) still queued or running: {listed} "
+          "(report --no-wait reports the finished units now)", file=sys.stderr, flush=True)
+    planned = {u.path: u for u in runner.study.plan(runner.profile)}
+    pending = {j: (Waiting(p, tuple(planned[p].requires) if p in planned else ()), None)
+               for p, j in out.items()}
+    failed = SlurmExecutor(runner.runs_dir / JOBS_FOLDER, None, poll_s).ended(runner, pending)
+    if failed:
+        print(f"compsuite: note: {len(failed)} unit(s) ended without a result, left out of "
+              f"this report: {'; '.join(failed.values())}; the compsuite run command that "
+              "submitted them resumes them", file=sys.stderr, flush=True)
+    return {}
 
 
 # ----------------------------------------------------------------------------- status

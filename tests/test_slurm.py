@@ -158,6 +158,30 @@ def test_a_system_of_the_users_runs_as_slurm_jobs_as_it_runs_here(cluster, tmp_p
     assert "Traceback" not in broken.stderr and "  - " not in error
 
 
+def test_report_waits_for_the_jobs_still_out_or_names_them(cluster, tmp_path):
+    """Before (issue 51): report said "no results" (or wrote a partial report) while
+    the jobs of a detached run were still queued or running, and took no --no-wait."""
+    slow = f"sh -c 'sleep 10; exec {sys.executable} {ROOT}/examples/systems/ctlpp_oracle.py'"
+    detached = compsuite("run", "ctlpp", "--profile", "tiny", "--parts", "table1", "--quiet",
+                         "--model-cmd", slow, "--name", "slow", *folders(tmp_path, "r"),
+                         "--executor", "slurm", "--detach", cwd=ROOT)
+    assert detached.returncode == 0, detached.stderr[-2000:]
+    assert "collect them with: compsuite report ctlpp --profile tiny" in detached.stderr
+    where = ["--profile", "tiny", "--runs-root", str(tmp_path / "r" / "runs"),
+             "--results-root", str(tmp_path / "r" / "results")]
+    now = compsuite("report", "ctlpp", *where, "--no-wait", cwd=ROOT)
+    assert now.returncode == 2, now.stderr
+    assert "2 unit(s) still queued or running as Slurm jobs" in now.stderr.splitlines()[-1]
+    assert "A/slow/seed1 (job " in now.stderr and "waits for them" in now.stderr
+    told = compsuite("report", "ctlpp", *where, "--executor", "slurm", cwd=ROOT)
+    assert told.returncode == 2 and "report takes no --executor" in told.stderr, told.stderr
+    waited = compsuite("report", "ctlpp", *where, cwd=ROOT)
+    assert waited.returncode == 0, waited.stderr[-2000:]
+    assert "slurm: waiting for 2 unit(s) still queued or running" in waited.stderr
+    assert "| slow " in waited.stdout and "done (job " in waited.stderr
+    assert len(list((tmp_path / "r" / "runs").rglob("result.json"))) == 2
+
+
 @pytest.mark.parametrize("options, message", [
     (["--slurm-partition", "gpu"], "--slurm-partition goes with --executor slurm"),
     (["--executor", "slurm", "--slurm-gpus", "-1"], "--slurm-gpus: gpus: a number of GPUs"),
