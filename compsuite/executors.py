@@ -142,6 +142,8 @@ class SlurmExecutor:
     :class:`Resources`; ``detach``: submit and return without waiting."""
 
     name = "slurm"
+    #: how the units run, for the run's first line (``--jobs`` is the local executor's)
+    how = "each unit a Slurm job, as many at a time as the cluster runs"
 
     def __init__(self, folder: Path, resources_of, poll_s: float = 2.0,
                  detach: bool = False):

@@ -148,7 +148,7 @@ class Runner:
         #: ``Context.wrap``; ``compsuite export`` and ``score`` set it), or None
         self.wrap_model: Callable[[Unit], Callable | None] | None = None
         #: where the units execute: None here (``jobs`` at a time), else an executor
-        #: with ``run_wave`` (:class:`compsuite.executors.SlurmExecutor`)
+        #: with ``run`` and ``how`` (:class:`compsuite.executors.SlurmExecutor`)
         self.executor = None
         self._selection: dict[str, Any] = {}
 
@@ -216,7 +216,9 @@ class Runner:
         done_before = sum((self.runs_dir / u.path / "result.json").is_file() for u in units)
         if self.show:
             print(f"{self.study.name} ({self.profile.name}): {len(units)} units, "
-                  f"{done_before} already done; {self.jobs} at a time", flush=True)
+                  f"{done_before} already done; "
+                  + (f"{self.jobs} at a time" if self.executor is None else self.executor.how),
+                  flush=True)
         counter = iter(range(1, len(units) + 1))
         if self.executor is not None:   # elsewhere; then read back here
             if not self.executor.run(self, units, waves, self.job_spec):

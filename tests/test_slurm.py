@@ -144,8 +144,12 @@ def test_a_system_of_the_users_runs_as_slurm_jobs_as_it_runs_here(cluster, tmp_p
                "--model-cmd", program, "--name", "oracle"]
     here = compsuite(*brought, *folders(tmp_path, "here"), cwd=ROOT)
     assert here.returncode == 0, here.stderr[-2000:]
-    there = compsuite(*brought, *folders(tmp_path, "there"), "--executor", "slurm", cwd=ROOT)
+    there = compsuite(*[b for b in brought if b != "--quiet"], *folders(tmp_path, "there"),
+                      "--executor", "slurm", cwd=ROOT)
     assert there.returncode == 0, there.stderr[-2000:]
+    # not the local executor's --jobs (before: "2 at a time")
+    assert "2 units, 0 already done; each unit a Slurm job, as many at a time as the " \
+        "cluster runs" in there.stdout, there.stdout
     local = values(tmp_path / "here" / "runs")
     assert len(local) == 2 and values(tmp_path / "there" / "runs") == local
     # a program that fails: the command's error says why, not only where the log is
