@@ -354,7 +354,7 @@ def cmd_score(a) -> int:
 
 def cmd_status(a) -> int:
     """Each unit of a profile: done, queued or running (its Slurm job), failed (its
-    log), not started."""
+    log), cancelled before it started, not started."""
     from compsuite.executors import unit_states
 
     runner = _runner(a)
@@ -451,7 +451,8 @@ def add_exchange_commands(sub) -> None:
 def add_status_command(sub) -> None:
     """``compsuite status``: each unit of a profile and where it is."""
     st = sub.add_parser("status", help="each unit of a profile: done, queued, running "
-                                       "(its Slurm job), failed (its log), not started")
+                                       "(its Slurm job), failed (its log), cancelled "
+                                       "(before it started), not started")
     st.add_argument("study", help="a study (compsuite list)")
     st.add_argument("--profile", default="quick")
     st.add_argument("--runs-root", default="runs")

@@ -455,7 +455,8 @@ def before_report(runner, wait: bool = True, poll_s: float = 2.0) -> dict[str, s
 def unit_states(runs_dir: Path, units: list) -> list[tuple[str, str, str]]:
     """Each unit's state: (path, state, detail): ``done``; ``queued`` / ``running``
     (the job id); ``failed`` (its job left the queue without a result: its log);
-    ``not started``."""
+    ``cancelled`` (its job left the queue before it started, so without a log); ``not
+    started``."""
     folder = runs_dir / JOBS_FOLDER
     jobs = submitted(folder)
     queue = _queue([jobs[u.path] for u in units if u.path in jobs]) if jobs else {}
@@ -473,6 +474,7 @@ def unit_states(runs_dir: Path, units: list) -> list[tuple[str, str, str]]:
             out.append((u.path, state, f"job {jid} ({queue[jid].lower()})"))
         else:
             logs = sorted((folder / jid).glob("*_log.err"))
-            out.append((u.path, "failed", f"job {jid}; log: "
-                        f"{logs[0] if logs else folder / jid}"))
+            out.append((u.path, "failed", f"job {jid}; log: {logs[0]}") if logs else
+                       (u.path, "cancelled", f"job {jid}, before it started: no log (it was "
+                        "cancelled, or a unit it needs failed)"))
     return out

@@ -186,6 +186,30 @@ def test_report_waits_for_the_jobs_still_out_or_names_them(cluster, tmp_path):
     assert len(list((tmp_path / "r" / "runs").rglob("result.json"))) == 2
 
 
+def test_status_of_a_job_cancelled_before_it_started_names_no_log(cluster, tmp_path):
+    """Before (issue 51): status called it failed and named a log folder with no log."""
+    blocker = subprocess.run(["sbatch", "--parsable", "-c", str(os.cpu_count()), "-o",
+                              "/dev/null", "--wrap", "sleep 120"], capture_output=True,
+                             text=True, check=True).stdout.strip()   # the node's CPUs
+    try:
+        detached = compsuite("run", "ctlpp", *SELECT, *folders(tmp_path, "c"), "--executor",
+                             "slurm", "--detach", cwd=ROOT)
+        assert detached.returncode == 0, detached.stderr[-2000:]
+        jobs = json.loads((tmp_path / "c" / "runs" / "ctlpp" / "tiny" / ".slurm" /
+                           "jobs.json").read_text())
+        subprocess.run(["scancel", *jobs.values()], check=True)   # while they wait
+    finally:
+        subprocess.run(["scancel", blocker])
+    status = compsuite("status", "ctlpp", *SELECT[:6], "--runs-root",
+                       str(tmp_path / "c" / "runs"), cwd=ROOT)
+    assert status.returncode == 0, status.stderr
+    for unit, job in jobs.items():
+        line = next(ln for ln in status.stdout.splitlines() if ln.startswith(unit))
+        assert line.split()[1] == "cancelled" and f"job {job}, before it started: no " \
+            "log" in line, status.stdout
+    assert "log:" not in status.stdout
+
+
 @pytest.mark.parametrize("options, message", [
     (["--slurm-partition", "gpu"], "--slurm-partition goes with --executor slurm"),
     (["--executor", "slurm", "--slurm-gpus", "-1"], "--slurm-gpus: gpus: a number of GPUs"),
