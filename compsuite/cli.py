@@ -506,6 +506,9 @@ def _executor(a, runner) -> None:
     if executor_name(getattr(a, "executor", None), runner.profile, user) != "slurm":
         if given:
             option = "--" + next(iter(given)).replace("_", "-")
+            if getattr(a, "executor", None):
+                raise ConfigError(f"{option} goes with --executor slurm, not --executor "
+                                  f"{a.executor}: give --executor slurm, or leave out {option}")
             raise ConfigError(f"{option} goes with --executor slurm, which is not given "
                               "(nor executor: slurm in the profile or the user config)")
         return

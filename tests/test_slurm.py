@@ -214,6 +214,9 @@ def test_status_of_a_job_cancelled_before_it_started_names_no_log(cluster, tmp_p
     (["--slurm-partition", "gpu"], "--slurm-partition goes with --executor slurm"),
     (["--executor", "slurm", "--slurm-gpus", "-1"], "--slurm-gpus: gpus: a number of GPUs"),
     (["--detach"], "--detach goes with --executor slurm"),
+    # before (issue 51): "--executor slurm, which is not given"
+    (["--executor", "local", "--slurm-cpus", "2"],
+     "--slurm-cpus goes with --executor slurm, not --executor local"),
     (["--executor", "slurm", "--slurm-time", "ten"], "--slurm-time: expected a positive"),
     (["--executor", "pbs"], "invalid choice: 'pbs'"),
 ])
