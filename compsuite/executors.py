@@ -16,6 +16,7 @@ Nothing here names a study or a toolkit.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -285,7 +286,7 @@ class SlurmExecutor:
                         failed[unit.path] = (
                             f"{unit.path} (job {jid}): not run, it needs {need[0]}, which "
                             "failed" if need else f"{unit.path} (job {jid}): ended without a "
-                            f"result (cancelled or killed); log: {log}")
+                            f"result ({ended_why(log)}); log: {log}")
                         continue
                 else:
                     continue
@@ -314,8 +315,6 @@ def cause(error: Exception) -> str:
     """What a unit's job raised, in one line: the last line of the job's traceback,
     which submitit's error carries between two rules of dashes (before the paths of
     the logs), its exception named without its module."""
-    import re
-
     text = str(error)
     parts = re.split(r"^-{10,}$", text, flags=re.M)
     lines = [ln.strip() for ln in (parts[1] if len(parts) > 2 else text).splitlines()
@@ -324,6 +323,23 @@ def cause(error: Exception) -> str:
         return type(error).__name__
     return re.sub(r"^(?:[A-Za-z_]\w*\.)+(?=\w+: )", "",
                   lines[-1])
+
+
+def ended_why(log: Path) -> str:
+    """Why a job left the queue without a result, as far as its log (or the logs in
+    the folder ``log``) tells: Slurm killed it over its memory, it was cancelled, or
+    (the log says neither) it was cancelled or killed."""
+    files = sorted(Path(log).glob("*_log.err")) if Path(log).is_dir() else [Path(log)]
+    try:
+        tail = "".join(f.read_text(errors="replace")[-20000:] for f in files)
+    except OSError:
+        tail = ""
+    if re.search(r"exceeded (job )?memory limit|oom[-_ ]kill", tail, re.I):
+        return ("Slurm killed it: over its memory; ask for more with --slurm-mem-gb, or "
+                "the resources' mem_gb")
+    if re.search(r"\*\*\* JOB \S+ ON \S+ CANCELLED AT", tail):
+        return "cancelled"
+    return "cancelled or killed"
 
 
 def refused(error: Exception, resources) -> ConfigError:

@@ -2,7 +2,10 @@
 machine (scripts/slurm_local.sh: Debian's slurm-wlm and munge): the units run as Slurm
 jobs and give the local run's result.json values; a job cancelled while it runs fails
 the command with the unit, its log and how to resume, and the same command resumes it;
-a second submission into the same runs folder is refused.  Skipped, with the reason,
+a second submission into the same runs folder is refused; a system of the user's runs
+as it runs here; report waits for the jobs still out; under faults (the node drained, the
+controller restarted, a job over its memory) a run ends with the local values or in one
+line and a command that resumes.  Skipped, with the reason,
 where the machine cannot run Slurm (not root, no packages); `.ci/run` installs them.
 
 The options' mistakes are checked without a cluster."""
@@ -136,24 +139,39 @@ def test_units_run_as_slurm_jobs_with_the_local_values_and_resume(study, cluster
     assert slurm == {k: v for k, v in values(local.root / "runs").items() if k in slurm}
 
 
-def test_a_system_of_the_users_runs_as_slurm_jobs_as_it_runs_here(cluster, tmp_path):
+#: a program of the user's (the CTL++ oracle, a share of its answers corrupted) that
+#: answers after $ORACLE_SLEEP seconds: one command line for every run, so that the
+#: runs' result.json are alike
+ORACLE = (f"sh -c 'sleep ${{ORACLE_SLEEP:-0}}; exec {sys.executable} "
+          f"{ROOT}/examples/systems/ctlpp_oracle.py --corrupt 30'")
+BROUGHT = ["run", "ctlpp", "--profile", "tiny", "--parts", "table1", "--quiet",
+           "--model-cmd", ORACLE, "--name", "oracle"]
+
+
+@pytest.fixture(scope="module")
+def oracle_here(tmp_path_factory):
+    """The values of the program's two units run here (the local executor)."""
+    tmp = tmp_path_factory.mktemp("oracle")
+    here = compsuite(*BROUGHT, *folders(tmp, "here"), cwd=ROOT)
+    assert here.returncode == 0, here.stderr[-2000:]
+    local = values(tmp / "here" / "runs")
+    assert len(local) == 2
+    return local
+
+
+def test_a_system_of_the_users_runs_as_slurm_jobs_as_it_runs_here(cluster, oracle_here,
+                                                                  tmp_path):
     """Before (issue 51): every job rebuilt the study without the user's system
     ("unknown run ... 'oracle'"), and the command's error named only the logs."""
-    program = f"{sys.executable} {ROOT}/examples/systems/ctlpp_oracle.py --corrupt 30"
-    brought = ["run", "ctlpp", "--profile", "tiny", "--parts", "table1", "--quiet",
-               "--model-cmd", program, "--name", "oracle"]
-    here = compsuite(*brought, *folders(tmp_path, "here"), cwd=ROOT)
-    assert here.returncode == 0, here.stderr[-2000:]
-    there = compsuite(*[b for b in brought if b != "--quiet"], *folders(tmp_path, "there"),
+    there = compsuite(*[b for b in BROUGHT if b != "--quiet"], *folders(tmp_path, "there"),
                       "--executor", "slurm", cwd=ROOT)
     assert there.returncode == 0, there.stderr[-2000:]
     # not the local executor's --jobs (before: "2 at a time")
     assert "2 units, 0 already done; each unit a Slurm job, as many at a time as the " \
         "cluster runs" in there.stdout, there.stdout
-    local = values(tmp_path / "here" / "runs")
-    assert len(local) == 2 and values(tmp_path / "there" / "runs") == local
+    assert values(tmp_path / "there" / "runs") == oracle_here
     # a program that fails: the command's error says why, not only where the log is
-    broken = compsuite(*brought[:-1], "broken", "--model-cmd",
+    broken = compsuite(*BROUGHT[:-1], "broken", "--model-cmd",
                        f"{sys.executable} -c 'import sys; sys.exit(3)'",
                        *folders(tmp_path, "broken"), "--executor", "slurm", cwd=ROOT)
     assert broken.returncode == 1, broken.stderr[-2000:]
@@ -208,6 +226,110 @@ def test_status_of_a_job_cancelled_before_it_started_names_no_log(cluster, tmp_p
         assert line.split()[1] == "cancelled" and f"job {job}, before it started: no " \
             "log" in line, status.stdout
     assert "log:" not in status.stdout
+
+
+# ----------------------------------------------------------------------------- faults
+def oracle_on_slurm(tmp_path: Path, name: str, *options, sleep: int = 0) -> subprocess.Popen:
+    """The program's run as Slurm jobs, started; each answers after ``sleep`` s."""
+    return subprocess.Popen([sys.executable, "-m", "compsuite.cli", *BROUGHT,
+                             *folders(tmp_path, name), "--executor", "slurm", *options],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "ORACLE_SLEEP": str(sleep)})
+
+
+def until(check, what: str, timeout: float = 120.0):
+    """``check()``'s first true value, polled; fails after ``timeout`` s naming ``what``."""
+    for _ in range(int(timeout / 0.2)):
+        got = check()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError(f"after {timeout:.0f} s: not {what}")
+
+
+def jobs_of(tmp_path: Path, name: str) -> dict[str, str]:
+    """job id -> Slurm state of the jobs the run ``name`` submitted that are in the
+    queue (once both are submitted; else {})."""
+    record = tmp_path / name / "runs" / "ctlpp" / "tiny" / ".slurm" / "jobs.json"
+    try:
+        ids = set(json.loads(record.read_text()).values())
+    except (OSError, ValueError):
+        return {}
+    q = subprocess.run(["squeue", "-h", "-r", "-o", "%i %T"], capture_output=True, text=True)
+    queue = dict(ln.split()[:2] for ln in q.stdout.splitlines() if len(ln.split()) >= 2)
+    return {j: queue[j] for j in ids if j in queue} if len(ids) == 2 else {}
+
+
+def test_a_node_drained_while_a_wave_runs_holds_its_jobs_until_resumed(cluster, oracle_here,
+                                                                       tmp_path):
+    """Issue 51: the node drained while one unit's job runs and the other's waits (each
+    asks for all the CPUs): the running job ends well, the waiting one waits, and so
+    does the command; the node resumed, the run ends with the local values."""
+    node = subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip()
+    run = oracle_on_slurm(tmp_path, "drained", "--slurm-cpus", str(os.cpu_count()), sleep=5)
+    try:
+        states = until(lambda: (q := jobs_of(tmp_path, "drained")) and sorted(q.values()) == [
+            "PENDING", "RUNNING"] and q, "one job running, one waiting")
+        subprocess.run(["scontrol", "update", f"nodename={node}", "state=drain",
+                        "reason=compsuite-test"], check=True)
+        first = next(j for j, state in states.items() if state == "RUNNING")
+        until(lambda: first not in jobs_of(tmp_path, "drained"), "the running job ended")
+        time.sleep(3)
+        assert list(jobs_of(tmp_path, "drained").values()) == ["PENDING"]
+        assert run.poll() is None   # the command waits for it
+    finally:
+        subprocess.run(["scontrol", "update", f"nodename={node}", "state=resume"])
+    _, err = run.communicate(timeout=180)
+    assert run.returncode == 0, err[-2000:]
+    assert values(tmp_path / "drained" / "runs") == oracle_here
+
+
+def test_slurmctld_restarted_while_jobs_are_queued_loses_nothing(cluster, oracle_here,
+                                                                 tmp_path):
+    """Issue 51: the controller stopped and started again (its state kept) while a
+    run's jobs wait behind another job: the command waits through it, and the jobs run
+    to the local values."""
+    pidfile = Path(cluster).parent / "slurmctld.pid"
+    blocker = subprocess.run(["sbatch", "--parsable", "-c", str(os.cpu_count()), "-o",
+                              "/dev/null", "--wrap", "sleep 300"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    run = oracle_on_slurm(tmp_path, "restarted")
+    try:
+        until(lambda: sorted(jobs_of(tmp_path, "restarted").values()) == ["PENDING"] * 2,
+              "both jobs queued")
+        pid = int(pidfile.read_text())
+        os.kill(pid, 15)
+        until(lambda: not Path(f"/proc/{pid}").exists(), "slurmctld stopped", 60)
+        time.sleep(4)   # the command asks squeue meanwhile: no answer
+        assert run.poll() is None, run.communicate()[1][-2000:]
+    finally:
+        if not pidfile.is_file() or not Path(f"/proc/{pidfile.read_text().strip()}").exists():
+            subprocess.run(["slurmctld"], check=True)   # no -c: the state it saved
+        until(lambda: subprocess.run(["squeue"], capture_output=True).returncode == 0,
+              "slurmctld answering", 60)
+        subprocess.run(["scancel", blocker])
+    _, err = run.communicate(timeout=180)
+    assert run.returncode == 0, err[-2000:]
+    assert values(tmp_path / "restarted" / "runs") == oracle_here
+
+
+def test_a_job_over_its_memory_is_one_line_and_the_command_resumes(cluster, oracle_here,
+                                                                    tmp_path):
+    """Issue 51: a job Slurm kills over its memory (scripts/slurm_local.sh enforces it)
+    is named with the option to raise; the command again, without it, ends well."""
+    config = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True)
+    if "OverMemoryKill" not in config.stdout:
+        pytest.skip("this cluster does not kill a job over its memory (started before "
+                    "scripts/slurm_local.sh did: its down, then up)")
+    small = compsuite(*BROUGHT, *folders(tmp_path, "memory"), "--executor", "slurm",
+                      "--slurm-mem-gb", "0.1", cwd=ROOT)
+    assert small.returncode == 1, small.stderr[-2000:]
+    errors = [ln for ln in small.stderr.splitlines() if ln.startswith("compsuite: error:")]
+    assert len(errors) == 1 and errors[0].count("Slurm killed it: over its memory; ask for "
+                                                "more with --slurm-mem-gb") == 2, small.stderr
+    again = compsuite(*BROUGHT, *folders(tmp_path, "memory"), "--executor", "slurm", cwd=ROOT)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert values(tmp_path / "memory" / "runs") == oracle_here
 
 
 @pytest.mark.parametrize("options, message", [
