@@ -359,7 +359,8 @@ def cmd_status(a) -> int:
 
     runner = _runner(a)
     units = runner.plan(seeds=a.seeds, runs=a.runs, parts=a.parts)
-    states = unit_states(runner.runs_dir, units)
+    # without a selection, the units of a user's system too (its run is not planned)
+    states = unit_states(runner.runs_dir, units, recorded=not (a.seeds or a.runs or a.parts))
     width = max((len(p) for p, _, _ in states), default=4)
     for path, state, detail in states:
         print(f"{path:<{width}}  {state:<11}  {detail}".rstrip())

@@ -419,7 +419,8 @@ def on_stop(job_ids: list[str], folder: Path, stopped, ask=None) -> bool:
 
 # ----------------------------------------------------------------------------- report
 class Waiting(NamedTuple):
-    """A unit whose job a report waits for: its path and the units it needs."""
+    """A unit as its job's record knows it (a report waits for it, status shows it):
+    its path and the units it needs."""
 
     path: str
     requires: tuple = ()
@@ -468,13 +469,19 @@ def before_report(runner, wait: bool = True, poll_s: float = 2.0) -> dict[str, s
 
 
 # ----------------------------------------------------------------------------- status
-def unit_states(runs_dir: Path, units: list) -> list[tuple[str, str, str]]:
+def unit_states(runs_dir: Path, units: list,
+                recorded: bool = False) -> list[tuple[str, str, str]]:
     """Each unit's state: (path, state, detail): ``done``; ``queued`` / ``running``
     (the job id); ``failed`` (its job left the queue without a result: its log);
     ``cancelled`` (its job left the queue before it started, so without a log); ``not
-    started``."""
+    started``.  ``recorded``: after ``units``, the units they lack whose jobs the runs
+    folder records (a system of the user's: only the command that brought it plans
+    its units)."""
     folder = runs_dir / JOBS_FOLDER
     jobs = submitted(folder)
+    if recorded:
+        known = {u.path for u in units}
+        units = [*units, *(Waiting(p) for p in jobs if p not in known)]
     queue = _queue([jobs[u.path] for u in units if u.path in jobs]) if jobs else {}
     out = []
     for u in units:

@@ -191,6 +191,11 @@ def test_report_waits_for_the_jobs_still_out_or_names_them(cluster, tmp_path):
     assert "collect them with: compsuite report ctlpp --profile tiny" in detached.stderr
     where = ["--profile", "tiny", "--runs-root", str(tmp_path / "r" / "runs"),
              "--results-root", str(tmp_path / "r" / "results")]
+    # status, as the message says, names the system's units too (before: not planned)
+    status = compsuite("status", "ctlpp", *where[:4], cwd=ROOT)
+    states = dict(ln.split()[:2] for ln in status.stdout.splitlines())
+    assert {states.get("A/slow/seed1"), states.get("R/slow/seed1")} <= {"queued", "running"}, \
+        status.stdout
     now = compsuite("report", "ctlpp", *where, "--no-wait", cwd=ROOT)
     assert now.returncode == 2, now.stderr
     assert "2 unit(s) still queued or running as Slurm jobs" in now.stderr.splitlines()[-1]
