@@ -321,14 +321,19 @@ def cause(error: Exception) -> str:
              if ln.strip()]
     if not lines:
         return type(error).__name__
-    return re.sub(r"^(?:[A-Za-z_]\w*\.)+(?=\w+: )", "",
-                  lines[-1])
+    return unqualified(lines[-1])
+
+
+def unqualified(line: str) -> str:
+    """A traceback's last line with its exception named without its module."""
+    return re.sub(r"^(?:[A-Za-z_]\w*\.)+(?=\w+: )", "", line)
 
 
 def ended_why(log: Path) -> str:
     """Why a job left the queue without a result, as far as its log (or the logs in
-    the folder ``log``) tells: Slurm killed it over its memory, it was cancelled, or
-    (the log says neither) it was cancelled or killed."""
+    the folder ``log``) tells: Slurm killed it over its memory, the unit raised (the
+    last line of the traceback, as :func:`cause`), it was cancelled, or (the log says
+    none of these) it was cancelled or killed."""
     files = sorted(Path(log).glob("*_log.err")) if Path(log).is_dir() else [Path(log)]
     try:
         tail = "".join(f.read_text(errors="replace")[-20000:] for f in files)
@@ -337,6 +342,11 @@ def ended_why(log: Path) -> str:
     if re.search(r"exceeded (job )?memory limit|oom[-_ ]kill", tail, re.I):
         return ("Slurm killed it: over its memory; ask for more with --slurm-mem-gb, or "
                 "the resources' mem_gb")
+    if "Traceback (most recent call last):" in tail:   # submitit logs what it raised
+        said = [ln for ln in tail.rsplit("Traceback (most recent call last):", 1)[1]
+                .splitlines() if ln.strip() and not ln.startswith((" ", "srun:", "slurmstepd"))]
+        if said:
+            return unqualified(said[-1].strip())
     if re.search(r"\*\*\* JOB \S+ ON \S+ CANCELLED AT", tail):
         return "cancelled"
     return "cancelled or killed"

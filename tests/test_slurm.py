@@ -184,29 +184,34 @@ def test_report_waits_for_the_jobs_still_out_or_names_them(cluster, tmp_path):
     """Before (issue 51): report said "no results" (or wrote a partial report) while
     the jobs of a detached run were still queued or running, and took no --no-wait."""
     slow = f"sh -c 'sleep 10; exec {sys.executable} {ROOT}/examples/systems/ctlpp_oracle.py'"
-    detached = compsuite("run", "ctlpp", "--profile", "tiny", "--parts", "table1", "--quiet",
-                         "--model-cmd", slow, "--name", "slow", *folders(tmp_path, "r"),
-                         "--executor", "slurm", "--detach", cwd=ROOT)
-    assert detached.returncode == 0, detached.stderr[-2000:]
+    for name, program in (("slow", slow), ("broken", "sh -c 'sleep 5; exit 3'")):
+        detached = compsuite("run", "ctlpp", "--profile", "tiny", "--parts", "table1",
+                             "--quiet", "--model-cmd", program, "--name", name,
+                             *folders(tmp_path, "r"), "--executor", "slurm", "--detach",
+                             cwd=ROOT)
+        assert detached.returncode == 0, detached.stderr[-2000:]
     assert "collect them with: compsuite report ctlpp --profile tiny" in detached.stderr
     where = ["--profile", "tiny", "--runs-root", str(tmp_path / "r" / "runs"),
              "--results-root", str(tmp_path / "r" / "results")]
-    # status, as the message says, names the system's units too (before: not planned)
+    # status, as the message says, names the systems' units too (before: not planned)
     status = compsuite("status", "ctlpp", *where[:4], cwd=ROOT)
     states = dict(ln.split()[:2] for ln in status.stdout.splitlines())
-    assert {states.get("A/slow/seed1"), states.get("R/slow/seed1")} <= {"queued", "running"}, \
-        status.stdout
+    assert {states.get(f"{part}/{name}/seed1") for part in "AR" for name in (
+        "slow", "broken")} <= {"queued", "running"}, status.stdout
     now = compsuite("report", "ctlpp", *where, "--no-wait", cwd=ROOT)
     assert now.returncode == 2, now.stderr
-    assert "2 unit(s) still queued or running as Slurm jobs" in now.stderr.splitlines()[-1]
+    assert "4 unit(s) still queued or running as Slurm jobs" in now.stderr.splitlines()[-1]
     assert "A/slow/seed1 (job " in now.stderr and "waits for them" in now.stderr
     told = compsuite("report", "ctlpp", *where, "--executor", "slurm", cwd=ROOT)
     assert told.returncode == 2 and "report takes no --executor" in told.stderr, told.stderr
     waited = compsuite("report", "ctlpp", *where, cwd=ROOT)
     assert waited.returncode == 0, waited.stderr[-2000:]
-    assert "slurm: waiting for 2 unit(s) still queued or running" in waited.stderr
+    assert "slurm: waiting for 4 unit(s) still queued or running" in waited.stderr
     assert "| slow " in waited.stdout and "done (job " in waited.stderr
     assert len(list((tmp_path / "r" / "runs").rglob("result.json"))) == 2
+    # the failed jobs of the earlier command: what they raised, not "cancelled or killed"
+    note = next(ln for ln in waited.stderr.splitlines() if "ended without a result" in ln)
+    assert note.count("exited without answering a classify request (exit 3)") == 2, note
 
 
 def test_status_of_a_job_cancelled_before_it_started_names_no_log(cluster, tmp_path):
