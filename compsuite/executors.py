@@ -50,11 +50,11 @@ def check_slurm() -> None:
 def run_unit(spec: dict) -> str:
     """One unit, in its Slurm job: the runner rebuilt from ``spec`` (study, profile,
     folders, decoding options; the runs the submitting command added to the study, a
-    system of the user's, as it resolved them), the data the submitting command prepared checked
-    (a job refuses data that are missing or differ: it never generates them), the
-    needed units' results read back, then the unit executed (its ``result.json``
-    written) with ``spec["threads"]`` threads and ``spec["gpus"]`` GPUs.  Returns the
-    unit's path."""
+    system of the user's, as it resolved them), the data the submitting command
+    prepared checked (a job refuses data that are missing or differ: it never
+    generates them), the needed units' results read back, then the unit executed (its
+    ``result.json`` written) with ``spec["threads"]`` threads and ``spec["gpus"]``
+    GPUs.  Returns the unit's path."""
     from compsuite.foundation.dataset import digest, read_manifest
     from compsuite.registry import get_study
     from compsuite.runner import Runner, with_requirements
@@ -265,7 +265,8 @@ class SlurmExecutor:
             queued = _queue(list(pending))
             for jid in list(pending):
                 unit, job_ = pending[jid]
-                log = job_.paths.stderr if job_ is not None else self.folder / jid
+                log = job_.paths.stderr if job_ is not None else (
+                    job_log(self.folder, jid) or self.folder / jid)
                 result = runner.runs_dir / unit.path / "result.json"
                 if job_ is not None and job_.paths.result_pickle.exists():
                     pending.pop(jid)
@@ -329,14 +330,19 @@ def unqualified(line: str) -> str:
     return re.sub(r"^(?:[A-Za-z_]\w*\.)+(?=\w+: )", "", line)
 
 
+def job_log(folder: Path, jid: str) -> Path | None:
+    """The log (stderr) of job ``jid`` in the jobs folder ``folder``; None: it has none
+    (it never started)."""
+    return next(iter(sorted((Path(folder) / jid).glob("*_log.err"))), None)
+
+
 def ended_why(log: Path) -> str:
-    """Why a job left the queue without a result, as far as its log (or the logs in
-    the folder ``log``) tells: Slurm killed it over its memory, the unit raised (the
-    last line of the traceback, as :func:`cause`), it was cancelled, or (the log says
-    none of these) it was cancelled or killed."""
-    files = sorted(Path(log).glob("*_log.err")) if Path(log).is_dir() else [Path(log)]
+    """Why a job left the queue without a result, as far as its log tells: Slurm
+    killed it over its memory, the unit raised (the last line of the traceback, as
+    :func:`cause`), it was cancelled, or (the log says none of these, or there is
+    none) it was cancelled or killed."""
     try:
-        tail = "".join(f.read_text(errors="replace")[-20000:] for f in files)
+        tail = Path(log).read_text(errors="replace")[-20000:]
     except OSError:
         tail = ""
     if re.search(r"exceeded (job )?memory limit|oom[-_ ]kill", tail, re.I):
@@ -352,15 +358,20 @@ def ended_why(log: Path) -> str:
     return "cancelled or killed"
 
 
-def refused(error: Exception, resources) -> ConfigError:
+def refused(error: Exception, resources) -> ConfigError | ToolkitError:
     """One line for a submission sbatch refused: sbatch's reason and the options (or
     the profile's ``resources``) that asked for what it refused: the partition, the
     time limit, or (a node configuration no node has) the memory, GPUs and CPUs asked
-    for."""
+    for; or, where sbatch could not reach the controller, no option but the command
+    again."""
     lines = [ln.strip() for ln in str(error).splitlines() if "sbatch: error:" in ln]
     reason = (lines[-1] if lines else str(error).strip().splitlines()[-1]).replace(
         "sbatch: error: ", "")
     low = reason.lower()
+    if "unable to contact" in low or "connect failure" in low:
+        return ToolkitError(f"sbatch could not reach the Slurm controller ({reason}); "
+                            "nothing was submitted: run the command again once it answers "
+                            "(scontrol ping tells)")
     if "partition" in low:
         options = ["--slurm-partition"]
     elif "time limit" in low:
@@ -506,8 +517,8 @@ def unit_states(runs_dir: Path, units: list,
             state = "running" if queue[jid] in ("RUNNING", "COMPLETING") else "queued"
             out.append((u.path, state, f"job {jid} ({queue[jid].lower()})"))
         else:
-            logs = sorted((folder / jid).glob("*_log.err"))
-            out.append((u.path, "failed", f"job {jid}; log: {logs[0]}") if logs else
+            log = job_log(folder, jid)
+            out.append((u.path, "failed", f"job {jid}; log: {log}") if log else
                        (u.path, "cancelled", f"job {jid}, before it started: no log (it was "
                         "cancelled, or a unit it needs failed)"))
     return out

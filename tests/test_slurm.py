@@ -11,6 +11,7 @@ where the machine cannot run Slurm (not root, no packages); `.ci/run` installs t
 The options' mistakes are checked without a cluster."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -180,45 +181,53 @@ def test_a_system_of_the_users_runs_as_slurm_jobs_as_it_runs_here(cluster, oracl
     assert "Traceback" not in broken.stderr and "  - " not in error
 
 
+def sbatch_blocker() -> str:
+    """The id of a job that holds every CPU of the node (the jobs after it wait)."""
+    return subprocess.run(["sbatch", "--parsable", "-c", str(os.cpu_count()), "-o",
+                           "/dev/null", "--wrap", "sleep 300"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
 def test_report_waits_for_the_jobs_still_out_or_names_them(cluster, tmp_path):
     """Before (issue 51): report said "no results" (or wrote a partial report) while
     the jobs of a detached run were still queued or running, and took no --no-wait."""
-    slow = f"sh -c 'sleep 10; exec {sys.executable} {ROOT}/examples/systems/ctlpp_oracle.py'"
-    for name, program in (("slow", slow), ("broken", "sh -c 'sleep 5; exit 3'")):
-        detached = compsuite("run", "ctlpp", "--profile", "tiny", "--parts", "table1",
-                             "--quiet", "--model-cmd", program, "--name", name,
-                             *folders(tmp_path, "r"), "--executor", "slurm", "--detach",
-                             cwd=ROOT)
-        assert detached.returncode == 0, detached.stderr[-2000:]
-    assert "collect them with: compsuite report ctlpp --profile tiny" in detached.stderr
     where = ["--profile", "tiny", "--runs-root", str(tmp_path / "r" / "runs"),
              "--results-root", str(tmp_path / "r" / "results")]
-    # status, as the message says, names the systems' units too (before: not planned)
-    status = compsuite("status", "ctlpp", *where[:4], cwd=ROOT)
-    states = dict(ln.split()[:2] for ln in status.stdout.splitlines())
-    assert {states.get(f"{part}/{name}/seed1") for part in "AR" for name in (
-        "slow", "broken")} <= {"queued", "running"}, status.stdout
-    now = compsuite("report", "ctlpp", *where, "--no-wait", cwd=ROOT)
-    assert now.returncode == 2, now.stderr
-    assert "4 unit(s) still queued or running as Slurm jobs" in now.stderr.splitlines()[-1]
-    assert "A/slow/seed1 (job " in now.stderr and "waits for them" in now.stderr
     told = compsuite("report", "ctlpp", *where, "--executor", "slurm", cwd=ROOT)
     assert told.returncode == 2 and "report takes no --executor" in told.stderr, told.stderr
+    blocker = sbatch_blocker()   # the jobs wait until it is cancelled
+    try:
+        for name, program in (("oracle", ORACLE), ("broken", "sh -c 'exit 3'")):
+            detached = compsuite(*BROUGHT[:-3], program, "--name", name,
+                                 *folders(tmp_path, "r"), "--executor", "slurm", "--detach",
+                                 cwd=ROOT)
+            assert detached.returncode == 0, detached.stderr[-2000:]
+        assert "collect them with: compsuite report ctlpp --profile tiny" in detached.stderr
+        # status, as the message says, names the systems' units too (before: not planned)
+        status = compsuite("status", "ctlpp", *where[:4], cwd=ROOT)
+        states = dict(ln.split()[:2] for ln in status.stdout.splitlines())
+        assert [states.get(f"{part}/{name}/seed1") for part in "AR" for name in (
+            "oracle", "broken")] == ["queued"] * 4, status.stdout
+        now = compsuite("report", "ctlpp", *where, "--no-wait", cwd=ROOT)
+        assert now.returncode == 2, now.stderr
+        assert "4 unit(s) still queued or running as Slurm jobs" in now.stderr.splitlines()[-1]
+        assert "A/oracle/seed1 (job " in now.stderr and "waits for them" in now.stderr
+    finally:
+        subprocess.run(["scancel", blocker])
     waited = compsuite("report", "ctlpp", *where, cwd=ROOT)
     assert waited.returncode == 0, waited.stderr[-2000:]
     assert "slurm: waiting for 4 unit(s) still queued or running" in waited.stderr
-    assert "| slow " in waited.stdout and "done (job " in waited.stderr
+    assert "| oracle " in waited.stdout and "done (job " in waited.stderr
     assert len(list((tmp_path / "r" / "runs").rglob("result.json"))) == 2
     # the failed jobs of the earlier command: what they raised, not "cancelled or killed"
     note = next(ln for ln in waited.stderr.splitlines() if "ended without a result" in ln)
-    assert note.count("exited without answering a classify request (exit 3)") == 2, note
+    assert note.count("(exit 3); it wrote nothing to stderr); log: ") == 2, note
+    assert note.count("_log.err") == 2, note
 
 
 def test_status_of_a_job_cancelled_before_it_started_names_no_log(cluster, tmp_path):
     """Before (issue 51): status called it failed and named a log folder with no log."""
-    blocker = subprocess.run(["sbatch", "--parsable", "-c", str(os.cpu_count()), "-o",
-                              "/dev/null", "--wrap", "sleep 120"], capture_output=True,
-                             text=True, check=True).stdout.strip()   # the node's CPUs
+    blocker = sbatch_blocker()
     try:
         detached = compsuite("run", "ctlpp", *SELECT, *folders(tmp_path, "c"), "--executor",
                              "slurm", "--detach", cwd=ROOT)
@@ -300,9 +309,7 @@ def test_slurmctld_restarted_while_jobs_are_queued_loses_nothing(cluster, oracle
     run's jobs wait behind another job: the command waits through it, and the jobs run
     to the local values."""
     pidfile = Path(cluster).parent / "slurmctld.pid"
-    blocker = subprocess.run(["sbatch", "--parsable", "-c", str(os.cpu_count()), "-o",
-                              "/dev/null", "--wrap", "sleep 300"], capture_output=True,
-                             text=True, check=True).stdout.strip()
+    blocker = sbatch_blocker()
     run = oracle_on_slurm(tmp_path, "restarted")
     try:
         until(lambda: sorted(jobs_of(tmp_path, "restarted").values()) == ["PENDING"] * 2,
@@ -388,3 +395,17 @@ def test_a_submission_sbatch_refuses_is_one_line_and_leaves_nothing(options, opt
     assert sorted(after.stdout.split()) == sorted(before.stdout.split())   # nothing queued
     jobs = tmp_path / "refused" / "runs" / "ctlpp" / "tiny" / ".slurm" / "jobs.json"
     assert not jobs.is_file() or json.loads(jobs.read_text()) == {}
+
+
+def test_a_controller_that_does_not_answer_a_submission_is_one_line(cluster, tmp_path):
+    """Before (issue 51): "sbatch refused the jobs (... Unable to contact slurm
+    controller ...): change the --slurm-* options", which had asked for nothing wrong."""
+    elsewhere = tmp_path / "slurm.conf"   # the cluster's, its controller's port unused
+    elsewhere.write_text(re.sub(r"(?m)^SlurmctldPort=\d+$", "SlurmctldPort=1",
+                                Path(cluster).read_text()))
+    run = compsuite(*BROUGHT, *folders(tmp_path, "nowhere"), "--executor", "slurm", cwd=ROOT,
+                    env={**os.environ, "SLURM_CONF": str(elsewhere)})
+    assert run.returncode == 1, run.stderr[-2000:]
+    lines = [ln for ln in run.stderr.splitlines() if ln.startswith("compsuite: error:")]
+    assert len(lines) == 1 and "sbatch could not reach the Slurm controller" in lines[0] \
+        and "change" not in lines[0] and "Traceback" not in run.stderr, run.stderr[-2000:]
