@@ -217,15 +217,28 @@ def cmd_run(a) -> int:
         return _fail("nothing to run: the selection leaves no units", 2)
     runner.run(units)
     if getattr(runner.executor, "detach", False):   # submitted: its jobs run on
-        print(f"compsuite: submitted; see them with: compsuite status {study.name} "
-              f"--profile {runner.profile.name} --runs-root {a.runs_root}", file=sys.stderr)
+        where = shlex.join(["--profile", runner.profile.name, "--runs-root", a.runs_root])
+        print(f"compsuite: submitted; see them with: compsuite status {study.name} {where}; "
+              f"collect them with: compsuite report {study.name} {where} "
+              + shlex.join(["--results-root", a.results_root])
+              + " (it waits for them), or the same run command without --detach",
+              file=sys.stderr)
         return 0
     return cmd_report(a, study)
 
 
 def cmd_report(a, study=None) -> int:
+    if getattr(a, "executor", None) and a.command == "report":
+        return _fail("report takes no --executor: it waits for the Slurm jobs its runs "
+                     "folder records (.slurm/jobs.json) and collects them; leave out "
+                     f"--executor {a.executor} (--no-wait: report the finished units now)", 2)
     runner = _runner(a, study)
     study, profile = runner.study, runner.profile.name
+    out_jobs: dict[str, str] = {}
+    if a.command == "report":   # run has waited for its own jobs
+        from compsuite.executors import before_report
+
+        out_jobs = before_report(runner, wait=not a.no_wait)
     results = runner.collect()
     for r in results:   # a run of a program or a model the user brought: labelled by name
         arch = study.architectures.setdefault(r["architecture"], {
@@ -233,6 +246,10 @@ def cmd_report(a, study=None) -> int:
         said = (r.get("usage") or {}).get("label")   # how a prompted model was asked
         if said and f"({said})" not in arch["paper_name"]:
             arch["paper_name"] = f"{arch['paper_name']} ({said})"
+    if not results and out_jobs:
+        return _fail(f"no results under {runner.runs_dir} yet: {len(out_jobs)} unit(s) still "
+                     "queued or running as Slurm jobs; compsuite report without --no-wait "
+                     "waits for them and collects", 2)
     if not results:
         return _fail(f"no results under {runner.runs_dir}; run 'compsuite run {study.name} "
                      f"--profile {profile}' first", 2)
@@ -337,13 +354,14 @@ def cmd_score(a) -> int:
 
 def cmd_status(a) -> int:
     """Each unit of a profile: done, queued or running (its Slurm job, or the PID of the
-    local run executing it), failed (its log), not started."""
+    local run executing it), failed (its log), cancelled before it started, not started."""
     from compsuite.executors import unit_states
     from compsuite.runner import running_locally
 
     runner = _runner(a)
     units = runner.plan(seeds=a.seeds, runs=a.runs, parts=a.parts)
-    states = unit_states(runner.runs_dir, units)
+    # without a selection, the units of a user's system too (its run is not planned)
+    states = unit_states(runner.runs_dir, units, recorded=not (a.seeds or a.runs or a.parts))
     for i, (path, state, _) in enumerate(states):
         pid = running_locally(runner.runs_dir, path) if state != "done" else None
         if pid is not None:
@@ -440,7 +458,7 @@ def add_status_command(sub) -> None:
     """``compsuite status``: each unit of a profile and where it is."""
     st = sub.add_parser("status", help="each unit of a profile: done, queued, running "
                                        "(its Slurm job or a local run), failed (its log), "
-                                       "not started")
+                                       "cancelled (before it started), not started")
     st.add_argument("study", help="a study (compsuite list)")
     st.add_argument("--profile", default="quick")
     st.add_argument("--runs-root", default="runs")
@@ -494,6 +512,9 @@ def _executor(a, runner) -> None:
     if executor_name(getattr(a, "executor", None), runner.profile, user) != "slurm":
         if given:
             option = "--" + next(iter(given)).replace("_", "-")
+            if getattr(a, "executor", None):
+                raise ConfigError(f"{option} goes with --executor slurm, not --executor "
+                                  f"{a.executor}: give --executor slurm, or leave out {option}")
             raise ConfigError(f"{option} goes with --executor slurm, which is not given "
                               "(nor executor: slurm in the profile or the user config)")
         return
@@ -609,6 +630,12 @@ def add_run_commands(sub) -> None:
             r.add_argument("--quiet", action="store_true", help="no progress bars")
             add_executor_arguments(r)
             add_system_arguments(r)
+        else:
+            r.add_argument("--no-wait", action="store_true",
+                           help="report the finished units now, without waiting for the "
+                                "Slurm jobs of the runs folder still queued or running "
+                                "(named on stderr)")
+            r.add_argument("--executor", help=argparse.SUPPRESS)   # refused: no need
         r.set_defaults(func=func)
 
 

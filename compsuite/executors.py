@@ -5,7 +5,8 @@ array, submitted through submitit).
 The runner (:mod:`compsuite.runner`) prepares the data where the command runs (on the
 shared file system), then hands each wave of units to its executor; the wave's results
 are read back from the units' ``result.json`` before the next wave starts.  A unit's
-Slurm job rebuilds the runner from the study's name and the profile, checks that the
+Slurm job rebuilds the runner from the study's name and the profile (with the runs the
+submitting command added to the study: a system of the user's), checks that the
 data it finds is the data the submitting command prepared (its checksum), reads the
 results of the units it needs, and executes the one unit, exactly as a local run does:
 a finished unit (its ``result.json``) is never sent again, and a job that is requeued
@@ -15,10 +16,12 @@ Nothing here names a study or a toolkit.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
 from compsuite.resources import Resources
@@ -46,11 +49,12 @@ def check_slurm() -> None:
 # ----------------------------------------------------------------------------- in the job
 def run_unit(spec: dict) -> str:
     """One unit, in its Slurm job: the runner rebuilt from ``spec`` (study, profile,
-    folders, decoding options), the data the submitting command prepared checked
-    (a job refuses data that are missing or differ: it never generates them), the
-    needed units' results read back, then the unit executed (its ``result.json``
-    written) with ``spec["threads"]`` threads and ``spec["gpus"]`` GPUs.  Returns the
-    unit's path."""
+    folders, decoding options; the runs the submitting command added to the study, a
+    system of the user's, as it resolved them), the data the submitting command
+    prepared checked (a job refuses data that are missing or differ: it never
+    generates them), the needed units' results read back, then the unit executed (its
+    ``result.json`` written) with ``spec["threads"]`` threads and ``spec["gpus"]``
+    GPUs.  Returns the unit's path."""
     from compsuite.foundation.dataset import digest, read_manifest
     from compsuite.registry import get_study
     from compsuite.runner import Runner, with_requirements
@@ -65,7 +69,12 @@ def run_unit(spec: dict) -> str:
             raise DataError(f"{want['raw']}: {why} ({key}); a job does not prepare data: "
                             "rerun the compsuite run command, which prepares them before "
                             "it submits")
-    runner = Runner(get_study(spec["study"]), spec["profile"],
+    study = get_study(spec["study"])
+    for run, architecture in spec.get("given_runs", ()):
+        if run.name not in study.runs:   # a system of the user's, added by the command
+            study.architectures.setdefault(run.architecture, architecture)
+            study.runs.register(run.name, run)
+    runner = Runner(study, spec["profile"],
                     data_root=Path(spec["data_root"]), runs_root=Path(spec["runs_root"]),
                     show=False, jobs=1, threads=spec.get("threads"),
                     decoding=spec.get("generation"))
@@ -134,6 +143,8 @@ class SlurmExecutor:
     :class:`Resources`; ``detach``: submit and return without waiting."""
 
     name = "slurm"
+    #: how the units run, for the run's first line (``--jobs`` is the local executor's)
+    how = "each unit a Slurm job, as many at a time as the cluster runs"
 
     def __init__(self, folder: Path, resources_of, poll_s: float = 2.0,
                  detach: bool = False):
@@ -163,8 +174,8 @@ class SlurmExecutor:
         if self.detach:
             if runner.show:
                 print(f"slurm: {len(pending)} unit(s) queued or running; this command "
-                      "returns now (compsuite status shows them; compsuite run or report, "
-                      "the same options, collects)", flush=True)
+                      "returns now (compsuite status shows them; the same compsuite run "
+                      "command, or compsuite report, waits for them and collects)", flush=True)
             return False
         self.wait(runner, pending)
         return True
@@ -226,18 +237,27 @@ class SlurmExecutor:
         return pending
 
     def wait(self, runner, pending: dict[str, tuple]) -> None:
-        """Until every job of ``pending`` has ended; a unit left without its result is
-        an error naming it, the job and its log.  Ctrl-C asks whether to cancel the
-        jobs or leave them running (:func:`on_stop`)."""
+        """Until every job of ``pending`` has ended (:meth:`ended`); a unit left without
+        its result is an error naming it, the job, why and its log."""
+        failed = self.ended(runner, pending)
+        if failed:
+            raise ToolkitError("Slurm job(s) failed: " + "; ".join(failed.values())
+                               + " (fix the cause, then rerun to resume: finished units are "
+                                 f"kept: {resume_command()})")
+
+    def ended(self, runner, pending: dict[str, tuple]) -> dict[str, str]:
+        """Wait until every job of ``pending`` has ended (each line as it ends); returns
+        unit path -> why, for each unit left without its result.  Ctrl-C asks whether
+        to cancel the jobs or leave them running (:func:`on_stop`)."""
         from compsuite.processes import Stopped
 
         try:
-            self._wait(runner, pending)
+            return self._wait(runner, pending)
         except Stopped as e:
             on_stop(sorted(pending), self.folder, e)
             raise
 
-    def _wait(self, runner, pending: dict[str, tuple]) -> None:
+    def _wait(self, runner, pending: dict[str, tuple]) -> dict[str, str]:
         import time
 
         failed: dict[str, str] = {}
@@ -245,15 +265,15 @@ class SlurmExecutor:
             queued = _queue(list(pending))
             for jid in list(pending):
                 unit, job_ = pending[jid]
-                log = job_.paths.stderr if job_ is not None else self.folder / jid
+                log = job_.paths.stderr if job_ is not None else (
+                    job_log(self.folder, jid) or self.folder / jid)
                 result = runner.runs_dir / unit.path / "result.json"
                 if job_ is not None and job_.paths.result_pickle.exists():
                     pending.pop(jid)
                     try:
                         job_.result()
                     except Exception as e:   # submitit's FailedJobError: the unit raised
-                        last = str(e).strip().splitlines()[-1:] or [type(e).__name__]
-                        failed[unit.path] = f"{unit.path} (job {jid}): {last[0]}; log: {log}"
+                        failed[unit.path] = f"{unit.path} (job {jid}): {cause(e)}; log: {log}"
                         continue
                 elif queued is not None and jid not in queued:
                     # left the queue: with its result (a job of before) or without
@@ -267,7 +287,7 @@ class SlurmExecutor:
                         failed[unit.path] = (
                             f"{unit.path} (job {jid}): not run, it needs {need[0]}, which "
                             "failed" if need else f"{unit.path} (job {jid}): ended without a "
-                            f"result (cancelled or killed); log: {log}")
+                            f"result ({ended_why(log)}); log: {log}")
                         continue
                 else:
                     continue
@@ -275,10 +295,7 @@ class SlurmExecutor:
                     print(f"slurm: {unit.path} done (job {jid})", file=sys.stderr, flush=True)
             if pending:
                 time.sleep(self.poll_s)
-        if failed:
-            raise ToolkitError("Slurm job(s) failed: " + "; ".join(failed.values())
-                               + " (fix the cause, then rerun to resume: finished units are "
-                                 f"kept: {resume_command()})")
+        return failed
 
     def submitted(self) -> dict[str, str]:
         """unit path -> the id of the last job submitted for it (``jobs.json``)."""
@@ -295,15 +312,66 @@ class SlurmExecutor:
             json.dump(jobs, fh, indent=1)
 
 
-def refused(error: Exception, resources) -> ConfigError:
+def cause(error: Exception) -> str:
+    """What a unit's job raised, in one line: the last line of the job's traceback,
+    which submitit's error carries between two rules of dashes (before the paths of
+    the logs), its exception named without its module."""
+    text = str(error)
+    parts = re.split(r"^-{10,}$", text, flags=re.M)
+    lines = [ln.strip() for ln in (parts[1] if len(parts) > 2 else text).splitlines()
+             if ln.strip()]
+    if not lines:
+        return type(error).__name__
+    return unqualified(lines[-1])
+
+
+def unqualified(line: str) -> str:
+    """A traceback's last line with its exception named without its module."""
+    return re.sub(r"^(?:[A-Za-z_]\w*\.)+(?=\w+: )", "", line)
+
+
+def job_log(folder: Path, jid: str) -> Path | None:
+    """The log (stderr) of job ``jid`` in the jobs folder ``folder``; None: it has none
+    (it never started)."""
+    return next(iter(sorted((Path(folder) / jid).glob("*_log.err"))), None)
+
+
+def ended_why(log: Path) -> str:
+    """Why a job left the queue without a result, as far as its log tells: Slurm
+    killed it over its memory, the unit raised (the last line of the traceback, as
+    :func:`cause`), it was cancelled, or (the log says none of these, or there is
+    none) it was cancelled or killed."""
+    try:
+        tail = Path(log).read_text(errors="replace")[-20000:]
+    except OSError:
+        tail = ""
+    if re.search(r"exceeded (job )?memory limit|oom[-_ ]kill", tail, re.I):
+        return ("Slurm killed it: over its memory; ask for more with --slurm-mem-gb, or "
+                "the resources' mem_gb")
+    if "Traceback (most recent call last):" in tail:   # submitit logs what it raised
+        said = [ln for ln in tail.rsplit("Traceback (most recent call last):", 1)[1]
+                .splitlines() if ln.strip() and not ln.startswith((" ", "srun:", "slurmstepd"))]
+        if said:
+            return unqualified(said[-1].strip())
+    if re.search(r"\*\*\* JOB \S+ ON \S+ CANCELLED AT", tail):
+        return "cancelled"
+    return "cancelled or killed"
+
+
+def refused(error: Exception, resources) -> ConfigError | ToolkitError:
     """One line for a submission sbatch refused: sbatch's reason and the options (or
     the profile's ``resources``) that asked for what it refused: the partition, the
     time limit, or (a node configuration no node has) the memory, GPUs and CPUs asked
-    for."""
+    for; or, where sbatch could not reach the controller, no option but the command
+    again."""
     lines = [ln.strip() for ln in str(error).splitlines() if "sbatch: error:" in ln]
     reason = (lines[-1] if lines else str(error).strip().splitlines()[-1]).replace(
         "sbatch: error: ", "")
     low = reason.lower()
+    if "unable to contact" in low or "connect failure" in low:
+        return ToolkitError(f"sbatch could not reach the Slurm controller ({reason}); "
+                            "nothing was submitted: run the command again once it answers "
+                            "(scontrol ping tells)")
     if "partition" in low:
         options = ["--slurm-partition"]
     elif "time limit" in low:
@@ -370,13 +438,71 @@ def on_stop(job_ids: list[str], folder: Path, stopped, ask=None) -> bool:
     return False
 
 
+# ----------------------------------------------------------------------------- report
+class Waiting(NamedTuple):
+    """A unit as its job's record knows it (a report waits for it, status shows it):
+    its path and the units it needs."""
+
+    path: str
+    requires: tuple = ()
+
+
+def jobs_out(runs_dir: Path) -> dict[str, str] | None:
+    """unit path -> job id of each unit without a result whose Slurm job (``jobs.json``
+    of ``runs_dir``) is still queued or running; None where squeue cannot tell."""
+    jobs = {p: j for p, j in submitted(runs_dir / JOBS_FOLDER).items()
+            if not (runs_dir / p / "result.json").is_file()}
+    queue = _queue(list(jobs.values())) if jobs else {}
+    return None if queue is None else {p: j for p, j in jobs.items() if j in queue}
+
+
+def before_report(runner, wait: bool = True, poll_s: float = 2.0) -> dict[str, str]:
+    """Before a report of ``runner``'s runs folder, the units whose Slurm jobs are
+    still queued or running: waited for (a line as each ends; those that end without
+    a result named in a note), or, not ``wait``, named in a note with how to collect
+    them.  Returns unit path -> job id of the units left out because still out."""
+    out = jobs_out(runner.runs_dir)
+    if out is None:
+        print("compsuite: note: squeue did not answer: units of this runs folder may "
+              "still run as Slurm jobs (compsuite status shows them)", file=sys.stderr)
+        return {}
+    if not out:
+        return {}
+    listed = ", ".join(f"{p} (job {j})" for p, j in list(out.items())[:8]) + \
+        (" ..." if len(out) > 8 else "")
+    if not wait:
+        print(f"compsuite: note: {len(out)} unit(s) still queued or running as Slurm jobs, "
+              f"left out of this report: {listed}; compsuite report without --no-wait "
+              "waits for them and collects (compsuite status shows them)",
+              file=sys.stderr, flush=True)
+        return out
+    print(f"slurm: waiting for {len(out)} unit(s) still queued or running: {listed} "
+          "(report --no-wait reports the finished units now)", file=sys.stderr, flush=True)
+    planned = {u.path: u for u in runner.study.plan(runner.profile)}
+    pending = {j: (Waiting(p, tuple(planned[p].requires) if p in planned else ()), None)
+               for p, j in out.items()}
+    failed = SlurmExecutor(runner.runs_dir / JOBS_FOLDER, None, poll_s).ended(runner, pending)
+    if failed:
+        print(f"compsuite: note: {len(failed)} unit(s) ended without a result, left out of "
+              f"this report: {'; '.join(failed.values())}; the compsuite run command that "
+              "submitted them resumes them", file=sys.stderr, flush=True)
+    return {}
+
+
 # ----------------------------------------------------------------------------- status
-def unit_states(runs_dir: Path, units: list) -> list[tuple[str, str, str]]:
+def unit_states(runs_dir: Path, units: list,
+                recorded: bool = False) -> list[tuple[str, str, str]]:
     """Each unit's state: (path, state, detail): ``done``; ``queued`` / ``running``
     (the job id); ``failed`` (its job left the queue without a result: its log);
-    ``not started``."""
+    ``cancelled`` (its job left the queue before it started, so without a log); ``not
+    started``.  ``recorded``: after ``units``, the units they lack whose jobs the runs
+    folder records (a system of the user's: only the command that brought it plans
+    its units)."""
     folder = runs_dir / JOBS_FOLDER
     jobs = submitted(folder)
+    if recorded:
+        known = {u.path for u in units}
+        units = [*units, *(Waiting(p) for p in jobs if p not in known)]
     queue = _queue([jobs[u.path] for u in units if u.path in jobs]) if jobs else {}
     out = []
     for u in units:
@@ -391,7 +517,8 @@ def unit_states(runs_dir: Path, units: list) -> list[tuple[str, str, str]]:
             state = "running" if queue[jid] in ("RUNNING", "COMPLETING") else "queued"
             out.append((u.path, state, f"job {jid} ({queue[jid].lower()})"))
         else:
-            logs = sorted((folder / jid).glob("*_log.err"))
-            out.append((u.path, "failed", f"job {jid}; log: "
-                        f"{logs[0] if logs else folder / jid}"))
+            log = job_log(folder, jid)
+            out.append((u.path, "failed", f"job {jid}; log: {log}") if log else
+                       (u.path, "cancelled", f"job {jid}, before it started: no log (it was "
+                        "cancelled, or a unit it needs failed)"))
     return out

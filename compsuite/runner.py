@@ -180,7 +180,7 @@ class Runner:
         #: ``Context.wrap``; ``compsuite export`` and ``score`` set it), or None
         self.wrap_model: Callable[[Unit], Callable | None] | None = None
         #: where the units execute: None here (``jobs`` at a time), else an executor
-        #: with ``run_wave`` (:class:`compsuite.executors.SlurmExecutor`)
+        #: with ``run`` and ``how`` (:class:`compsuite.executors.SlurmExecutor`)
         self.executor = None
         self._selection: dict[str, Any] = {}
 
@@ -265,7 +265,9 @@ class Runner:
         done_before = sum((self.runs_dir / u.path / "result.json").is_file() for u in units)
         if self.show:
             print(f"{self.study.name} ({self.profile.name}): {len(units)} units, "
-                  f"{done_before} already done; {self.jobs} at a time", flush=True)
+                  f"{done_before} already done; "
+                  + (f"{self.jobs} at a time" if self.executor is None else self.executor.how),
+                  flush=True)
         counter = iter(range(1, len(units) + 1))
         if self.executor is not None:   # elsewhere; then read back here
             if not self.executor.run(self, units, waves, self.job_spec):
@@ -309,12 +311,18 @@ class Runner:
         data = {f"{d}/{s}": {"raw": str(ds.raw.resolve()), "sha256": ds.checksum()}
                 for (d, s), ds in self._data.items()}
         resources = self.executor.resources_of(unit)
+        # the selection's runs as this command resolved them: a system of the user's
+        # (--model-cmd, ...) is a run the study's files do not declare, which the job
+        # adds to the study it rebuilds
+        runs = [self.study.run(r) for r in self._selection.get("runs") or []]
+        given = [(r, self.study.architectures.get(r.architecture)) for r in runs]
         return {"study": self.study.name, "profile": self.profile.name, "unit": unit.path,
                 "data_root": str(self.data_root.resolve()),
                 "runs_root": str(self.runs_root.resolve()),
                 "generation": self.decoding,   # the command line's; the YAML's are read again
                 **self._selection,
-                "threads": self.threads, "gpus": resources.gpus, "data": data}
+                "threads": self.threads, "gpus": resources.gpus, "data": data,
+                "given_runs": given}
 
     def dataset(self, unit: Unit) -> Dataset:
         """The prepared dataset of ``unit`` (after :meth:`prepare`)."""

@@ -50,7 +50,11 @@ CredType=cred/munge
 MpiDefault=none
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
+# a job over its memory (--mem) is killed, as on a cluster that enforces it: each
+# job's processes sampled every second
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=1
+JobAcctGatherParams=OverMemoryKill
 AccountingStorageType=accounting_storage/none
 SchedulerType=sched/backfill
 SelectType=select/cons_tres

@@ -2,12 +2,16 @@
 machine (scripts/slurm_local.sh: Debian's slurm-wlm and munge): the units run as Slurm
 jobs and give the local run's result.json values; a job cancelled while it runs fails
 the command with the unit, its log and how to resume, and the same command resumes it;
-a second submission into the same runs folder is refused.  Skipped, with the reason,
+a second submission into the same runs folder is refused; a system of the user's runs
+as it runs here; report waits for the jobs still out; under faults (the node drained, the
+controller restarted, a job over its memory) a run ends with the local values or in one
+line and a command that resumes.  Skipped, with the reason,
 where the machine cannot run Slurm (not root, no packages); `.ci/run` installs them.
 
 The options' mistakes are checked without a cluster."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -136,10 +140,222 @@ def test_units_run_as_slurm_jobs_with_the_local_values_and_resume(study, cluster
     assert slurm == {k: v for k, v in values(local.root / "runs").items() if k in slurm}
 
 
+#: a program of the user's (the CTL++ oracle, a share of its answers corrupted) that
+#: answers after $ORACLE_SLEEP seconds: one command line for every run, so that the
+#: runs' result.json are alike
+ORACLE = (f"sh -c 'sleep ${{ORACLE_SLEEP:-0}}; exec {sys.executable} "
+          f"{ROOT}/examples/systems/ctlpp_oracle.py --corrupt 30'")
+BROUGHT = ["run", "ctlpp", "--profile", "tiny", "--parts", "table1", "--quiet",
+           "--model-cmd", ORACLE, "--name", "oracle"]
+
+
+@pytest.fixture(scope="module")
+def oracle_here(tmp_path_factory):
+    """The values of the program's two units run here (the local executor)."""
+    tmp = tmp_path_factory.mktemp("oracle")
+    here = compsuite(*BROUGHT, *folders(tmp, "here"), cwd=ROOT)
+    assert here.returncode == 0, here.stderr[-2000:]
+    local = values(tmp / "here" / "runs")
+    assert len(local) == 2
+    return local
+
+
+def test_a_system_of_the_users_runs_as_slurm_jobs_as_it_runs_here(cluster, oracle_here,
+                                                                  tmp_path):
+    """Before (issue 51): every job rebuilt the study without the user's system
+    ("unknown run ... 'oracle'"), and the command's error named only the logs."""
+    there = compsuite(*[b for b in BROUGHT if b != "--quiet"], *folders(tmp_path, "there"),
+                      "--executor", "slurm", cwd=ROOT)
+    assert there.returncode == 0, there.stderr[-2000:]
+    # not the local executor's --jobs (before: "2 at a time")
+    assert "2 units, 0 already done; each unit a Slurm job, as many at a time as the " \
+        "cluster runs" in there.stdout, there.stdout
+    assert values(tmp_path / "there" / "runs") == oracle_here
+    # a program that fails: the command's error says why, not only where the log is
+    broken = compsuite(*BROUGHT[:-1], "broken", "--model-cmd",
+                       f"{sys.executable} -c 'import sys; sys.exit(3)'",
+                       *folders(tmp_path, "broken"), "--executor", "slurm", cwd=ROOT)
+    assert broken.returncode == 1, broken.stderr[-2000:]
+    error = broken.stderr.strip().splitlines()[-1]
+    assert error.count("exited without answering a classify request (exit 3)") == 2, error
+    assert "Traceback" not in broken.stderr and "  - " not in error
+
+
+def sbatch_blocker() -> str:
+    """The id of a job that holds every CPU of the node (the jobs after it wait)."""
+    return subprocess.run(["sbatch", "--parsable", "-c", str(os.cpu_count()), "-o",
+                           "/dev/null", "--wrap", "sleep 300"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def test_report_waits_for_the_jobs_still_out_or_names_them(cluster, tmp_path):
+    """Before (issue 51): report said "no results" (or wrote a partial report) while
+    the jobs of a detached run were still queued or running, and took no --no-wait."""
+    where = ["--profile", "tiny", "--runs-root", str(tmp_path / "r" / "runs"),
+             "--results-root", str(tmp_path / "r" / "results")]
+    told = compsuite("report", "ctlpp", *where, "--executor", "slurm", cwd=ROOT)
+    assert told.returncode == 2 and "report takes no --executor" in told.stderr, told.stderr
+    blocker = sbatch_blocker()   # the jobs wait until it is cancelled
+    try:
+        for name, program in (("oracle", ORACLE), ("broken", "sh -c 'exit 3'")):
+            detached = compsuite(*BROUGHT[:-3], program, "--name", name,
+                                 *folders(tmp_path, "r"), "--executor", "slurm", "--detach",
+                                 cwd=ROOT)
+            assert detached.returncode == 0, detached.stderr[-2000:]
+        assert "collect them with: compsuite report ctlpp --profile tiny" in detached.stderr
+        # status, as the message says, names the systems' units too (before: not planned)
+        status = compsuite("status", "ctlpp", *where[:4], cwd=ROOT)
+        states = dict(ln.split()[:2] for ln in status.stdout.splitlines())
+        assert [states.get(f"{part}/{name}/seed1") for part in "AR" for name in (
+            "oracle", "broken")] == ["queued"] * 4, status.stdout
+        now = compsuite("report", "ctlpp", *where, "--no-wait", cwd=ROOT)
+        assert now.returncode == 2, now.stderr
+        assert "4 unit(s) still queued or running as Slurm jobs" in now.stderr.splitlines()[-1]
+        assert "A/oracle/seed1 (job " in now.stderr and "waits for them" in now.stderr
+    finally:
+        subprocess.run(["scancel", blocker])
+    waited = compsuite("report", "ctlpp", *where, cwd=ROOT)
+    assert waited.returncode == 0, waited.stderr[-2000:]
+    assert "slurm: waiting for 4 unit(s) still queued or running" in waited.stderr
+    assert "| oracle " in waited.stdout and "done (job " in waited.stderr
+    assert len(list((tmp_path / "r" / "runs").rglob("result.json"))) == 2
+    # the failed jobs of the earlier command: what they raised, not "cancelled or killed"
+    note = next(ln for ln in waited.stderr.splitlines() if "ended without a result" in ln)
+    assert note.count("(exit 3); it wrote nothing to stderr); log: ") == 2, note
+    assert note.count("_log.err") == 2, note
+
+
+def test_status_of_a_job_cancelled_before_it_started_names_no_log(cluster, tmp_path):
+    """Before (issue 51): status called it failed and named a log folder with no log."""
+    blocker = sbatch_blocker()
+    try:
+        detached = compsuite("run", "ctlpp", *SELECT, *folders(tmp_path, "c"), "--executor",
+                             "slurm", "--detach", cwd=ROOT)
+        assert detached.returncode == 0, detached.stderr[-2000:]
+        jobs = json.loads((tmp_path / "c" / "runs" / "ctlpp" / "tiny" / ".slurm" /
+                           "jobs.json").read_text())
+        subprocess.run(["scancel", *jobs.values()], check=True)   # while they wait
+    finally:
+        subprocess.run(["scancel", blocker])
+    status = compsuite("status", "ctlpp", *SELECT[:6], "--runs-root",
+                       str(tmp_path / "c" / "runs"), cwd=ROOT)
+    assert status.returncode == 0, status.stderr
+    for unit, job in jobs.items():
+        line = next(ln for ln in status.stdout.splitlines() if ln.startswith(unit))
+        assert line.split()[1] == "cancelled" and f"job {job}, before it started: no " \
+            "log" in line, status.stdout
+    assert "log:" not in status.stdout
+
+
+# ----------------------------------------------------------------------------- faults
+def oracle_on_slurm(tmp_path: Path, name: str, *options, sleep: int = 0) -> subprocess.Popen:
+    """The program's run as Slurm jobs, started; each answers after ``sleep`` s."""
+    return subprocess.Popen([sys.executable, "-m", "compsuite.cli", *BROUGHT,
+                             *folders(tmp_path, name), "--executor", "slurm", *options],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "ORACLE_SLEEP": str(sleep)})
+
+
+def until(check, what: str, timeout: float = 120.0):
+    """``check()``'s first true value, polled; fails after ``timeout`` s naming ``what``."""
+    for _ in range(int(timeout / 0.2)):
+        got = check()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError(f"after {timeout:.0f} s: not {what}")
+
+
+def jobs_of(tmp_path: Path, name: str) -> dict[str, str]:
+    """job id -> Slurm state of the jobs the run ``name`` submitted that are in the
+    queue (once both are submitted; else {})."""
+    record = tmp_path / name / "runs" / "ctlpp" / "tiny" / ".slurm" / "jobs.json"
+    try:
+        ids = set(json.loads(record.read_text()).values())
+    except (OSError, ValueError):
+        return {}
+    q = subprocess.run(["squeue", "-h", "-r", "-o", "%i %T"], capture_output=True, text=True)
+    queue = dict(ln.split()[:2] for ln in q.stdout.splitlines() if len(ln.split()) >= 2)
+    return {j: queue[j] for j in ids if j in queue} if len(ids) == 2 else {}
+
+
+def test_a_node_drained_while_a_wave_runs_holds_its_jobs_until_resumed(cluster, oracle_here,
+                                                                       tmp_path):
+    """Issue 51: the node drained while one unit's job runs and the other's waits (each
+    asks for all the CPUs): the running job ends well, the waiting one waits, and so
+    does the command; the node resumed, the run ends with the local values."""
+    node = subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip()
+    run = oracle_on_slurm(tmp_path, "drained", "--slurm-cpus", str(os.cpu_count()), sleep=5)
+    try:
+        states = until(lambda: (q := jobs_of(tmp_path, "drained")) and sorted(q.values()) == [
+            "PENDING", "RUNNING"] and q, "one job running, one waiting")
+        subprocess.run(["scontrol", "update", f"nodename={node}", "state=drain",
+                        "reason=compsuite-test"], check=True)
+        first = next(j for j, state in states.items() if state == "RUNNING")
+        until(lambda: first not in jobs_of(tmp_path, "drained"), "the running job ended")
+        time.sleep(3)
+        assert list(jobs_of(tmp_path, "drained").values()) == ["PENDING"]
+        assert run.poll() is None   # the command waits for it
+    finally:
+        subprocess.run(["scontrol", "update", f"nodename={node}", "state=resume"])
+    _, err = run.communicate(timeout=180)
+    assert run.returncode == 0, err[-2000:]
+    assert values(tmp_path / "drained" / "runs") == oracle_here
+
+
+def test_slurmctld_restarted_while_jobs_are_queued_loses_nothing(cluster, oracle_here,
+                                                                 tmp_path):
+    """Issue 51: the controller stopped and started again (its state kept) while a
+    run's jobs wait behind another job: the command waits through it, and the jobs run
+    to the local values."""
+    pidfile = Path(cluster).parent / "slurmctld.pid"
+    blocker = sbatch_blocker()
+    run = oracle_on_slurm(tmp_path, "restarted")
+    try:
+        until(lambda: sorted(jobs_of(tmp_path, "restarted").values()) == ["PENDING"] * 2,
+              "both jobs queued")
+        pid = int(pidfile.read_text())
+        os.kill(pid, 15)
+        until(lambda: not Path(f"/proc/{pid}").exists(), "slurmctld stopped", 60)
+        time.sleep(4)   # the command asks squeue meanwhile: no answer
+        assert run.poll() is None, run.communicate()[1][-2000:]
+    finally:
+        if not pidfile.is_file() or not Path(f"/proc/{pidfile.read_text().strip()}").exists():
+            subprocess.run(["slurmctld"], check=True)   # no -c: the state it saved
+        until(lambda: subprocess.run(["squeue"], capture_output=True).returncode == 0,
+              "slurmctld answering", 60)
+        subprocess.run(["scancel", blocker])
+    _, err = run.communicate(timeout=180)
+    assert run.returncode == 0, err[-2000:]
+    assert values(tmp_path / "restarted" / "runs") == oracle_here
+
+
+def test_a_job_over_its_memory_is_one_line_and_the_command_resumes(cluster, oracle_here,
+                                                                    tmp_path):
+    """Issue 51: a job Slurm kills over its memory (scripts/slurm_local.sh enforces it)
+    is named with the option to raise; the command again, without it, ends well."""
+    config = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True)
+    if "OverMemoryKill" not in config.stdout:
+        pytest.skip("this cluster does not kill a job over its memory (started before "
+                    "scripts/slurm_local.sh did: its down, then up)")
+    small = compsuite(*BROUGHT, *folders(tmp_path, "memory"), "--executor", "slurm",
+                      "--slurm-mem-gb", "0.1", cwd=ROOT)
+    assert small.returncode == 1, small.stderr[-2000:]
+    errors = [ln for ln in small.stderr.splitlines() if ln.startswith("compsuite: error:")]
+    assert len(errors) == 1 and errors[0].count("Slurm killed it: over its memory; ask for "
+                                                "more with --slurm-mem-gb") == 2, small.stderr
+    again = compsuite(*BROUGHT, *folders(tmp_path, "memory"), "--executor", "slurm", cwd=ROOT)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert values(tmp_path / "memory" / "runs") == oracle_here
+
+
 @pytest.mark.parametrize("options, message", [
     (["--slurm-partition", "gpu"], "--slurm-partition goes with --executor slurm"),
     (["--executor", "slurm", "--slurm-gpus", "-1"], "--slurm-gpus: gpus: a number of GPUs"),
     (["--detach"], "--detach goes with --executor slurm"),
+    # before (issue 51): "--executor slurm, which is not given"
+    (["--executor", "local", "--slurm-cpus", "2"],
+     "--slurm-cpus goes with --executor slurm, not --executor local"),
     (["--executor", "slurm", "--slurm-time", "ten"], "--slurm-time: expected a positive"),
     (["--executor", "pbs"], "invalid choice: 'pbs'"),
 ])
@@ -179,3 +395,17 @@ def test_a_submission_sbatch_refuses_is_one_line_and_leaves_nothing(options, opt
     assert sorted(after.stdout.split()) == sorted(before.stdout.split())   # nothing queued
     jobs = tmp_path / "refused" / "runs" / "ctlpp" / "tiny" / ".slurm" / "jobs.json"
     assert not jobs.is_file() or json.loads(jobs.read_text()) == {}
+
+
+def test_a_controller_that_does_not_answer_a_submission_is_one_line(cluster, tmp_path):
+    """Before (issue 51): "sbatch refused the jobs (... Unable to contact slurm
+    controller ...): change the --slurm-* options", which had asked for nothing wrong."""
+    elsewhere = tmp_path / "slurm.conf"   # the cluster's, its controller's port unused
+    elsewhere.write_text(re.sub(r"(?m)^SlurmctldPort=\d+$", "SlurmctldPort=1",
+                                Path(cluster).read_text()))
+    run = compsuite(*BROUGHT, *folders(tmp_path, "nowhere"), "--executor", "slurm", cwd=ROOT,
+                    env={**os.environ, "SLURM_CONF": str(elsewhere)})
+    assert run.returncode == 1, run.stderr[-2000:]
+    lines = [ln for ln in run.stderr.splitlines() if ln.startswith("compsuite: error:")]
+    assert len(lines) == 1 and "sbatch could not reach the Slurm controller" in lines[0] \
+        and "change" not in lines[0] and "Traceback" not in run.stderr, run.stderr[-2000:]
