@@ -31,6 +31,9 @@ JOBS_FOLDER = ".slurm"
 #: how often a unit's job may reach its time limit and be requeued, resuming each
 #: time (submitit's ``max_num_timeout``; preemptions do not count)
 TIME_LIMIT_REQUEUES = 20
+#: how long a command waiting for its jobs goes on while squeue does not answer (each
+#: round in a row failing) before it gives up, naming the command that resumes
+SQUEUE_PATIENCE_S = 30 * 60
 
 
 def check_slurm() -> None:
@@ -102,9 +105,14 @@ def run_unit(spec: dict) -> str:
     return unit.path
 
 
+#: what squeue said the last time it did not answer (:func:`_queue`)
+_squeue_said = {"why": ""}
+
+
 def _queue(job_ids: list[str]) -> dict[str, str] | None:
     """Which of ``job_ids`` (``<array>_<index>``) Slurm's queue still holds, with their
-    state (PENDING, RUNNING, REQUEUED, ...), or None where squeue cannot tell."""
+    state (PENDING, RUNNING, REQUEUED, ...), or None where squeue cannot tell (what it
+    said kept for :func:`squeue_said`)."""
     import subprocess
 
     if not job_ids:
@@ -113,12 +121,22 @@ def _queue(job_ids: list[str]) -> dict[str, str] | None:
     try:
         out = subprocess.run(["squeue", "-h", "-r", "-o", "%i %T", "-j", ",".join(arrays)],
                              capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired) as e:
+        _squeue_said["why"] = str(e)
         return None
     if out.returncode != 0:
         # squeue refuses ids it no longer knows: all of them have left
-        return {} if "Invalid job id" in out.stderr else None
+        if "Invalid job id" in out.stderr:
+            return {}
+        lines = [ln.strip() for ln in out.stderr.splitlines() if ln.strip()]
+        _squeue_said["why"] = (lines[-1] if lines else f"exit status {out.returncode}")
+        return None
     return dict(line.split()[:2] for line in out.stdout.splitlines() if len(line.split()) >= 2)
+
+
+def squeue_said() -> str:
+    """What squeue said the last time it did not answer (its last line of error)."""
+    return _squeue_said["why"].replace("squeue: error: ", "") or "no reason given"
 
 
 def _job_class():
@@ -261,8 +279,10 @@ class SlurmExecutor:
         import time
 
         failed: dict[str, str] = {}
+        silent = None   # since when squeue has not answered, each round in a row
         while pending:
             queued = _queue(list(pending))
+            silent = self.unanswered(silent, queued is None)
             for jid in list(pending):
                 unit, job_ = pending[jid]
                 log = job_.paths.stderr if job_ is not None else (
@@ -296,6 +316,27 @@ class SlurmExecutor:
             if pending:
                 time.sleep(self.poll_s)
         return failed
+
+    @staticmethod
+    def unanswered(since: float | None, silent: bool) -> float | None:
+        """Since when squeue has not answered (None: it answers), given ``since`` of the
+        round before and whether it was ``silent`` this round: the first time a line
+        says the command waits; after :data:`SQUEUE_PATIENCE_S` an error naming the
+        command that resumes."""
+        import time
+
+        if not silent:
+            return None
+        if since is None:
+            print(f"slurm: squeue does not answer ({squeue_said()}): waiting; Ctrl-C and "
+                  "the same command resumes", file=sys.stderr, flush=True)
+            return time.monotonic()
+        if time.monotonic() - since > SQUEUE_PATIENCE_S:
+            raise ToolkitError(f"squeue has not answered for {SQUEUE_PATIENCE_S / 60:g} min "
+                               f"({squeue_said()}): the jobs may still run; once "
+                               f"'scontrol ping' answers, {resume_command()} waits for them "
+                               "and collects")
+        return since
 
     def submitted(self) -> dict[str, str]:
         """unit path -> the id of the last job submitted for it (``jobs.json``)."""

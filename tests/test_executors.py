@@ -386,3 +386,39 @@ def test_ctrl_c_after_the_jobs_have_ended_asks_nothing(monkeypatch, tmp_path):
     assert not executors.on_stop(["7_0"], tmp_path, Stopped(signal.SIGINT),
                                  ask=lambda q: asked.append(q) or "c")
     assert asked == []
+
+
+# ----------------------------------------------------------------------------- waiting
+class WaitRunner:
+    show = False
+
+    def __init__(self, runs_dir):
+        self.runs_dir = runs_dir
+
+
+def test_squeue_not_answering_is_one_line_then_an_error_naming_the_resume(
+        monkeypatch, tmp_path, capsys):
+    """While squeue does not answer, the wait says so once and goes on; squeue that
+    answers again resets it; silent past SQUEUE_PATIENCE_S, it is a one-line error
+    naming the command that resumes."""
+    from compsuite.foundation.errors import ToolkitError
+
+    answers = iter([None, None, {"7_0": "RUNNING"}, None, {}])
+    monkeypatch.setattr(executors, "_queue", lambda ids: next(answers))
+    monkeypatch.setattr(executors, "_squeue_said", {"why": "squeue: error: Socket timed out"})
+    runs = tmp_path / "runs"
+    (runs / "u").mkdir(parents=True)
+    (runs / "u" / "result.json").write_text("{}")
+    ex = executors.SlurmExecutor(runs / ".slurm", None, poll_s=0.01)
+    assert ex.ended(WaitRunner(runs), {"7_0": (executors.Waiting("u"), None)}) == {}
+    err = capsys.readouterr().err
+    assert err.count("slurm: squeue does not answer (Socket timed out): waiting; Ctrl-C "
+                     "and the same command resumes") == 2   # once each time it stops
+    monkeypatch.setattr(executors, "_queue", lambda ids: None)
+    monkeypatch.setattr(executors, "SQUEUE_PATIENCE_S", 0.2)
+    monkeypatch.setattr(sys, "argv", ["compsuite", "report", "s", "--profile", "quick"])
+    with pytest.raises(ToolkitError) as e:
+        ex.ended(WaitRunner(runs), {"7_1": (executors.Waiting("v"), None)})
+    assert "squeue has not answered" in str(e.value) and "\n" not in str(e.value)
+    assert "compsuite report s --profile quick waits for them" in str(e.value)
+    assert capsys.readouterr().err.count("squeue does not answer") == 1
