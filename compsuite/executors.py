@@ -378,22 +378,24 @@ def job_log(folder: Path, jid: str) -> Path | None:
 
 
 def ended_why(log: Path) -> str:
-    """Why a job left the queue without a result, as far as its log tells: Slurm
-    killed it over its memory, the unit raised (the last line of the traceback, as
-    :func:`cause`), it was cancelled, or (the log says none of these, or there is
+    """Why a job left the queue without a result, as far as its log tells: the unit
+    raised (the last line of the traceback, as :func:`cause`), Slurm killed it over
+    its memory, it was cancelled, or (the log says none of these, or there is
     none) it was cancelled or killed."""
     try:
         tail = Path(log).read_text(errors="replace")[-20000:]
     except OSError:
         tail = ""
-    if re.search(r"exceeded (job )?memory limit|oom[-_ ]kill", tail, re.I):
-        return ("Slurm killed it: over its memory; ask for more with --slurm-mem-gb, or "
-                "the resources' mem_gb")
     if "Traceback (most recent call last):" in tail:   # submitit logs what it raised
         said = [ln for ln in tail.rsplit("Traceback (most recent call last):", 1)[1]
                 .splitlines() if ln.strip() and not ln.startswith((" ", "srun:", "slurmstepd"))]
         if said:
             return unqualified(said[-1].strip())
+    # Slurm's kill messages only: cgroup's "Exceeded job memory limit at some point."
+    # is said of jobs that went on and ended well
+    if re.search(r"exceeded memory limit \(.*being killed|\boom[-_ ]kill", tail, re.I):
+        return ("Slurm killed it: over its memory; ask for more with --slurm-mem-gb, or "
+                "the resources' mem_gb")
     if re.search(r"\*\*\* JOB \S+ ON \S+ CANCELLED AT", tail):
         return "cancelled"
     return "cancelled or killed"

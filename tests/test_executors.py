@@ -422,3 +422,26 @@ def test_squeue_not_answering_is_one_line_then_an_error_naming_the_resume(
     assert "squeue has not answered" in str(e.value) and "\n" not in str(e.value)
     assert "compsuite report s --profile quick waits for them" in str(e.value)
     assert capsys.readouterr().err.count("squeue does not answer") == 1
+
+
+@pytest.mark.parametrize("log, why", [
+    ("slurmstepd: error: Job 12 exceeded memory limit (2100000 > 2048000), being killed\n",
+     "over its memory"),
+    ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=12.batch.\n",
+     "over its memory"),
+    ("slurmstepd: error: Detected 1 oom_kill event(s) in StepId=12.batch.\n",
+     "over its memory"),
+    # cgroup's note on a job that went on: not a kill
+    ("slurmstepd: error: Exceeded job memory limit at some point.\n", "cancelled or killed"),
+    ("loaded the room-kill table\nzoom killed\n", "cancelled or killed"),
+    # the unit raised: its traceback, whatever the log says of memory
+    ("Exceeded job memory limit at some point.\nTraceback (most recent call last):\n"
+     '  File "x.py", line 1\ncompsuite.foundation.errors.DataError: no manifest\n'
+     "slurmstepd: error: Detected 1 oom-kill event(s)\n", "DataError: no manifest"),
+    ("slurmstepd: error: *** JOB 12 ON n1 CANCELLED AT 2026-11-29T10:00:00 ***\n",
+     "cancelled"),
+])
+def test_why_a_job_ended_reads_kills_over_memory_only_after_a_traceback(tmp_path, log, why):
+    (tmp_path / "log.err").write_text(log)
+    said = executors.ended_why(tmp_path / "log.err")
+    assert (why in said) if why == "over its memory" else said == why
