@@ -406,15 +406,21 @@ def refused(error: Exception, resources) -> ConfigError | ToolkitError:
     the profile's ``resources``) that asked for what it refused: the partition, the
     time limit, or (a node configuration no node has) the memory, GPUs and CPUs asked
     for; or, where sbatch could not reach the controller, no option but the command
-    again."""
+    again (after a look at the queue where the controller did not answer in time:
+    the jobs may have been queued)."""
     lines = [ln.strip() for ln in str(error).splitlines() if "sbatch: error:" in ln]
     reason = (lines[-1] if lines else str(error).strip().splitlines()[-1]).replace(
         "sbatch: error: ", "")
     low = reason.lower()
-    if "unable to contact" in low or "connect failure" in low:
+    if any(s in low for s in ("unable to contact", "connect failure", "connection refused")):
         return ToolkitError(f"sbatch could not reach the Slurm controller ({reason}); "
                             "nothing was submitted: run the command again once it answers "
                             "(scontrol ping tells)")
+    if any(s in low for s in ("timed out", "standby")):   # it may have queued them
+        return ToolkitError(f"the Slurm controller did not answer sbatch ({reason}): the "
+                            "jobs may be queued all the same (squeue -u $USER shows them; "
+                            "scancel them), then run the same command again once "
+                            "'scontrol ping' answers")
     if "partition" in low:
         options = ["--slurm-partition"]
     elif "time limit" in low:

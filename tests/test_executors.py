@@ -445,3 +445,25 @@ def test_why_a_job_ended_reads_kills_over_memory_only_after_a_traceback(tmp_path
     (tmp_path / "log.err").write_text(log)
     said = executors.ended_why(tmp_path / "log.err")
     assert (why in said) if why == "over its memory" else said == why
+
+
+@pytest.mark.parametrize("said, submitted", [
+    ("sbatch: error: Batch job submission failed: Unable to contact slurm controller "
+     "(connect failure)", False),
+    ("sbatch: error: slurm_persist_conn_open: Connection refused", False),
+    ("sbatch: error: Batch job submission failed: Socket timed out on send/recv "
+     "operation", None),
+    ("sbatch: error: Batch job submission failed: Slurm controller is in standby mode",
+     None),
+])
+def test_a_controller_that_does_not_answer_sbatch_asks_for_no_option(said, submitted):
+    """Not reached: nothing was submitted; reached but silent (a timeout, a controller
+    on standby): the jobs may be queued, so the queue is named, not 'nothing was
+    submitted'.  Neither blames an option."""
+    from compsuite.foundation.errors import ToolkitError
+
+    e = executors.refused(RuntimeError("Could not submit:\n" + said), Resources())
+    assert isinstance(e, ToolkitError) and "--slurm" not in str(e) and "\n" not in str(e)
+    assert ("nothing was submitted" in str(e)) == (submitted is False)
+    if submitted is None:
+        assert "may be queued" in str(e) and "squeue" in str(e)
