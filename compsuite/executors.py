@@ -240,9 +240,7 @@ class SlurmExecutor:
                     # that nothing is left half-submitted
                     mine = sorted({j for p, j in active.items() if p not in known
                                    or known[p] != j})
-                    if mine:
-                        subprocess.run(["scancel", *mine], capture_output=True)
-                    raise refused(e, resources) from None
+                    raise refused(e, resources, left=cancel(mine)) from None
                 for u, j in zip(group, jobs):
                     active[u.path] = j.job_id
                     pending[j.job_id] = (u, j)
@@ -401,26 +399,47 @@ def ended_why(log: Path) -> str:
     return "cancelled or killed"
 
 
-def refused(error: Exception, resources) -> ConfigError | ToolkitError:
+def cancel(job_ids: list[str]) -> str:
+    """Cancel ``job_ids`` (``scancel``); returns "" where it did (or there were none),
+    else a clause naming the jobs left and why."""
+    if not job_ids:
+        return ""
+    try:
+        done = subprocess.run(["scancel", *job_ids], capture_output=True, text=True,
+                              timeout=60)
+        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        done, why = None, str(e)
+    if done is not None and done.returncode == 0:
+        return ""
+    return (f"this command's jobs of earlier waves are left queued or running "
+            f"({', '.join(job_ids)}; scancel failed: {why}): jobs.json keeps them and the "
+            "same command waits for them")
+
+
+def refused(error: Exception, resources, left: str = "") -> ConfigError | ToolkitError:
     """One line for a submission sbatch refused: sbatch's reason and the options (or
     the profile's ``resources``) that asked for what it refused: the partition, the
     time limit, or (a node configuration no node has) the memory, GPUs and CPUs asked
     for; or, where sbatch could not reach the controller, no option but the command
     again (after a look at the queue where the controller did not answer in time:
-    the jobs may have been queued)."""
+    the jobs may have been queued).  ``left``: the jobs of the command's earlier waves
+    that could not be cancelled (:func:`cancel`), said instead of "nothing was
+    submitted"."""
+    nothing = left or "nothing was submitted"
     lines = [ln.strip() for ln in str(error).splitlines() if "sbatch: error:" in ln]
     reason = (lines[-1] if lines else str(error).strip().splitlines()[-1]).replace(
         "sbatch: error: ", "")
     low = reason.lower()
     if any(s in low for s in ("unable to contact", "connect failure", "connection refused")):
         return ToolkitError(f"sbatch could not reach the Slurm controller ({reason}); "
-                            "nothing was submitted: run the command again once it answers "
+                            f"{nothing}: run the command again once it answers "
                             "(scontrol ping tells)")
     if any(s in low for s in ("timed out", "standby")):   # it may have queued them
         return ToolkitError(f"the Slurm controller did not answer sbatch ({reason}): the "
                             "jobs may be queued all the same (squeue -u $USER shows them; "
                             "scancel them), then run the same command again once "
-                            "'scontrol ping' answers")
+                            "'scontrol ping' answers" + (f"; {left}" if left else ""))
     if "partition" in low:
         options = ["--slurm-partition"]
     elif "time limit" in low:
@@ -433,7 +452,7 @@ def refused(error: Exception, resources) -> ConfigError | ToolkitError:
     where = (" or ".join(options) if options else "the --slurm-* options") + \
         " (or the profile's resources)"
     return ConfigError(f"sbatch refused the jobs ({reason}; asked: {asked}): change "
-                       f"{where}; nothing was submitted")
+                       f"{where}; {nothing}")
 
 
 def resume_command() -> str:

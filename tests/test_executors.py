@@ -467,3 +467,66 @@ def test_a_controller_that_does_not_answer_sbatch_asks_for_no_option(said, submi
     assert ("nothing was submitted" in str(e)) == (submitted is False)
     if submitted is None:
         assert "may be queued" in str(e) and "squeue" in str(e)
+
+
+@pytest.mark.parametrize("scancel_rc", [0, 1])
+def test_a_refused_later_wave_cancels_the_earlier_or_names_them(tmp_path, monkeypatch,
+                                                                scancel_rc):
+    """sbatch refuses the second wave: the first wave's jobs are cancelled ("nothing was
+    submitted"), or, where scancel fails, named as left (jobs.json keeps them)."""
+    import submitit
+
+    from compsuite.studies.base import Unit
+
+    class FakeJob:
+        def __init__(self, job_id):
+            self.job_id = job_id
+
+    class FakeExecutor:
+        def __init__(self, folder, cluster, slurm_max_num_timeout):
+            pass
+
+        def update_parameters(self, **params):
+            pass
+
+        def map_array(self, fn, specs):
+            if specs[0]["unit"] == "a/eval":
+                raise submitit.core.utils.FailedJobError(
+                    "sbatch: error: Batch job submission failed: Requested partition "
+                    "configuration not available now")
+            return [FakeJob(f"100_{i}") for i in range(len(specs))]
+
+    cancelled = []
+
+    def run(cmd, *a, **k):
+        assert cmd[0] == "scancel"
+        cancelled.append(cmd[1:])
+        return subprocess.CompletedProcess(cmd, scancel_rc, "",
+                                           "scancel: error: Socket timed out" * scancel_rc)
+
+    monkeypatch.setattr(submitit, "AutoExecutor", FakeExecutor)
+    monkeypatch.setattr(executors, "_queue", lambda ids: {})
+    monkeypatch.setattr(subprocess, "run", run)
+    units = [Unit("t", "small", 1, "d", "a/small"),
+             Unit("e", "small", 1, "d", "a/eval", model_from="a/small")]
+    runs = tmp_path / "runs"
+    ex = executors.SlurmExecutor(runs / ".slurm", lambda u: Resources())
+
+    class Runner:
+        runs_dir = runs
+        show = False
+
+        class study:
+            name = "s"
+
+    with pytest.raises(ConfigError) as e:
+        ex.submit(Runner, units, {"a/small": 0, "a/eval": 1}, lambda u: {"unit": u.path})
+    assert cancelled == [["100_0"]] and "\n" not in str(e.value)
+    if scancel_rc == 0:
+        assert str(e.value).endswith("; nothing was submitted")
+    else:
+        assert "nothing was submitted" not in str(e.value)
+        assert ("jobs of earlier waves are left queued or running (100_0; scancel failed: "
+                "scancel: error: Socket timed out): jobs.json keeps them and the same "
+                "command waits for them") in str(e.value)
+        assert executors.submitted(runs / ".slurm") == {"a/small": "100_0"}
