@@ -527,8 +527,9 @@ def jobs_out(runs_dir: Path) -> dict[str, str] | None:
 def before_report(runner, wait: bool = True, poll_s: float = 2.0) -> dict[str, str]:
     """Before a report of ``runner``'s runs folder, the units whose Slurm jobs are
     still queued or running: waited for (a line as each ends; those that end without
-    a result named in a note), or, not ``wait``, named in a note with how to collect
-    them.  Returns unit path -> job id of the units left out because still out."""
+    a result named in a note), or, not ``wait``, returned for :func:`left_out` to name
+    (where there is a report to leave them out of).  Returns unit path -> job id of the
+    units left out because still out."""
     out = jobs_out(runner.runs_dir)
     if out is None:
         print("compsuite: note: squeue did not answer: units of this runs folder may "
@@ -536,14 +537,9 @@ def before_report(runner, wait: bool = True, poll_s: float = 2.0) -> dict[str, s
         return {}
     if not out:
         return {}
-    listed = ", ".join(f"{p} (job {j})" for p, j in list(out.items())[:8]) + \
-        (" ..." if len(out) > 8 else "")
     if not wait:
-        print(f"compsuite: note: {len(out)} unit(s) still queued or running as Slurm jobs, "
-              f"left out of this report: {listed}; compsuite report without --no-wait "
-              "waits for them and collects (compsuite status shows them)",
-              file=sys.stderr, flush=True)
         return out
+    listed = listing(out)
     print(f"slurm: waiting for {len(out)} unit(s) still queued or running: {listed} "
           "(report --no-wait reports the finished units now)", file=sys.stderr, flush=True)
     planned = {u.path: u for u in runner.study.plan(runner.profile)}
@@ -555,6 +551,22 @@ def before_report(runner, wait: bool = True, poll_s: float = 2.0) -> dict[str, s
               f"this report: {'; '.join(failed.values())}; the compsuite run command that "
               "submitted them resumes them", file=sys.stderr, flush=True)
     return {}
+
+
+def listing(out: dict[str, str]) -> str:
+    """Units and their jobs, the first eight."""
+    return ", ".join(f"{p} (job {j})" for p, j in list(out.items())[:8]) + \
+        (" ..." if len(out) > 8 else "")
+
+
+def left_out(out: dict[str, str]) -> None:
+    """The note of a report that leaves out the units ``out`` (unit path -> job id)
+    whose Slurm jobs are still queued or running (:func:`before_report`)."""
+    if out:
+        print(f"compsuite: note: {len(out)} unit(s) still queued or running as Slurm jobs, "
+              f"left out of this report: {listing(out)}; compsuite report without "
+              "--no-wait waits for them and collects (compsuite status shows them)",
+              file=sys.stderr, flush=True)
 
 
 # ----------------------------------------------------------------------------- status

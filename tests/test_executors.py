@@ -530,3 +530,22 @@ def test_a_refused_later_wave_cancels_the_earlier_or_names_them(tmp_path, monkey
                 "scancel: error: Socket timed out): jobs.json keeps them and the same "
                 "command waits for them") in str(e.value)
         assert executors.submitted(runs / ".slurm") == {"a/small": "100_0"}
+
+
+def test_report_no_wait_without_results_says_it_once(tmp_path, monkeypatch, capsys):
+    """Before (issue 51): a note that the units were left out of the report, then the
+    error that no report was written."""
+    from compsuite.cli import main
+
+    study_with(tmp_path)
+    monkeypatch.setenv("COMPSUITE_EXPERIMENTS", str(tmp_path))
+    monkeypatch.setattr(executors, "_queue", lambda ids: {"7_0": "PENDING"})
+    slurm = tmp_path / "runs" / "majority" / "paper" / ".slurm"
+    slurm.mkdir(parents=True)
+    (slurm / "jobs.json").write_text('{"a/seed1": "7_0"}')
+    assert main(["report", "majority", "--profile", "paper", "--runs-root",
+                 str(tmp_path / "runs"), "--results-root", str(tmp_path / "results"),
+                 "--no-wait"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("still queued or running as Slurm jobs") == 1, err
+    assert "left out of this report" not in err and "a/seed1 (job 7_0)" not in err
