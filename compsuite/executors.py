@@ -57,11 +57,21 @@ def run_unit(spec: dict) -> str:
     prepared checked (a job refuses data that are missing or differ: it never
     generates them), the needed units' results read back, then the unit executed (its
     ``result.json`` written) with ``spec["threads"]`` threads and ``spec["gpus"]``
-    GPUs.  Returns the unit's path."""
+    GPUs, in the folder the submitting command ran in (``spec["cwd"]``).  Returns the
+    unit's path."""
+    import os
+
     from compsuite.foundation.dataset import digest, read_manifest
     from compsuite.registry import get_study
     from compsuite.runner import Runner, with_requirements
 
+    if spec.get("cwd"):
+        try:
+            os.chdir(spec["cwd"])
+        except OSError as e:
+            raise ToolkitError(f"{spec['cwd']}: the folder the submitting command ran in "
+                               f"cannot be entered on this node ({e.strerror}); run it "
+                               "from a folder the nodes share") from None
     print(f"compsuite: {spec['study']} ({spec['profile']}) unit {spec['unit']}", flush=True)
     for key, want in spec["data"].items():
         m = read_manifest(Path(want["raw"]))

@@ -549,3 +549,26 @@ def test_report_no_wait_without_results_says_it_once(tmp_path, monkeypatch, caps
     err = capsys.readouterr().err
     assert err.count("still queued or running as Slurm jobs") == 1, err
     assert "left out of this report" not in err and "a/seed1 (job 7_0)" not in err
+
+
+def test_a_job_works_in_the_folder_its_command_ran_in(tmp_path, monkeypatch):
+    """Relative paths (a model folder, a program, the runs folder) hold in the job
+    whatever folder Slurm starts it in: the spec carries the command's folder."""
+    from compsuite.runner import Runner
+
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    runner = Runner(study_with(tmp_path)[0], "paper", data_root=Path("DATA"),
+                    runs_root=Path("runs"))
+    runner.executor = executors.SlurmExecutor(tmp_path / ".slurm", lambda u: Resources())
+    unit = runner.plan()[0]
+    assert runner.job_spec(unit)["cwd"] == str(here)
+    monkeypatch.chdir(tmp_path)   # where Slurm started the job
+    spec = {"cwd": str(here), "data": {"d/1": {"raw": "raw", "sha256": "0" * 64}}}
+    with pytest.raises(DataError, match="raw: no manifest"):
+        executors.run_unit({"study": "s", "profile": "p", "unit": "u", **spec})
+    assert Path.cwd() == here
+    with pytest.raises(Exception, match="gone: the folder the submitting command ran in "
+                                        "cannot be entered on this node"):
+        executors.run_unit({**spec, "cwd": str(tmp_path / "gone")})
