@@ -253,6 +253,10 @@ def cmd_report(a, study=None) -> int:
     if not results:
         return _fail(f"no results under {runner.runs_dir}; run 'compsuite run {study.name} "
                      f"--profile {profile}' first", 2)
+    if out_jobs:
+        from compsuite.executors import left_out
+
+        left_out(out_jobs)
     out = Path(a.results_root) / study.name / profile
     out.mkdir(parents=True, exist_ok=True)
     written = study.write_reports(runner.profile, results, out)

@@ -31,6 +31,9 @@ JOBS_FOLDER = ".slurm"
 #: how often a unit's job may reach its time limit and be requeued, resuming each
 #: time (submitit's ``max_num_timeout``; preemptions do not count)
 TIME_LIMIT_REQUEUES = 20
+#: how long a command waiting for its jobs goes on while squeue does not answer (each
+#: round in a row failing) before it gives up, naming the command that resumes
+SQUEUE_PATIENCE_S = 30 * 60
 
 
 def check_slurm() -> None:
@@ -54,11 +57,21 @@ def run_unit(spec: dict) -> str:
     prepared checked (a job refuses data that are missing or differ: it never
     generates them), the needed units' results read back, then the unit executed (its
     ``result.json`` written) with ``spec["threads"]`` threads and ``spec["gpus"]``
-    GPUs.  Returns the unit's path."""
+    GPUs, in the folder the submitting command ran in (``spec["cwd"]``).  Returns the
+    unit's path."""
+    import os
+
     from compsuite.foundation.dataset import digest, read_manifest
     from compsuite.registry import get_study
     from compsuite.runner import Runner, with_requirements
 
+    if spec.get("cwd"):
+        try:
+            os.chdir(spec["cwd"])
+        except OSError as e:
+            raise ToolkitError(f"{spec['cwd']}: the folder the submitting command ran in "
+                               f"cannot be entered on this node ({e.strerror}); run it "
+                               "from a folder the nodes share") from None
     print(f"compsuite: {spec['study']} ({spec['profile']}) unit {spec['unit']}", flush=True)
     for key, want in spec["data"].items():
         m = read_manifest(Path(want["raw"]))
@@ -102,9 +115,14 @@ def run_unit(spec: dict) -> str:
     return unit.path
 
 
+#: what squeue said the last time it did not answer (:func:`_queue`)
+_squeue_said = {"why": ""}
+
+
 def _queue(job_ids: list[str]) -> dict[str, str] | None:
     """Which of ``job_ids`` (``<array>_<index>``) Slurm's queue still holds, with their
-    state (PENDING, RUNNING, REQUEUED, ...), or None where squeue cannot tell."""
+    state (PENDING, RUNNING, REQUEUED, ...), or None where squeue cannot tell (what it
+    said kept for :func:`squeue_said`)."""
     import subprocess
 
     if not job_ids:
@@ -113,12 +131,22 @@ def _queue(job_ids: list[str]) -> dict[str, str] | None:
     try:
         out = subprocess.run(["squeue", "-h", "-r", "-o", "%i %T", "-j", ",".join(arrays)],
                              capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired) as e:
+        _squeue_said["why"] = str(e)
         return None
     if out.returncode != 0:
         # squeue refuses ids it no longer knows: all of them have left
-        return {} if "Invalid job id" in out.stderr else None
+        if "Invalid job id" in out.stderr:
+            return {}
+        lines = [ln.strip() for ln in out.stderr.splitlines() if ln.strip()]
+        _squeue_said["why"] = (lines[-1] if lines else f"exit status {out.returncode}")
+        return None
     return dict(line.split()[:2] for line in out.stdout.splitlines() if len(line.split()) >= 2)
+
+
+def squeue_said() -> str:
+    """What squeue said the last time it did not answer (its last line of error)."""
+    return _squeue_said["why"].replace("squeue: error: ", "") or "no reason given"
 
 
 def _job_class():
@@ -222,9 +250,7 @@ class SlurmExecutor:
                     # that nothing is left half-submitted
                     mine = sorted({j for p, j in active.items() if p not in known
                                    or known[p] != j})
-                    if mine:
-                        subprocess.run(["scancel", *mine], capture_output=True)
-                    raise refused(e, resources) from None
+                    raise refused(e, resources, left=cancel(mine)) from None
                 for u, j in zip(group, jobs):
                     active[u.path] = j.job_id
                     pending[j.job_id] = (u, j)
@@ -261,8 +287,10 @@ class SlurmExecutor:
         import time
 
         failed: dict[str, str] = {}
+        silent = None   # since when squeue has not answered, each round in a row
         while pending:
             queued = _queue(list(pending))
+            silent = self.unanswered(silent, queued is None)
             for jid in list(pending):
                 unit, job_ = pending[jid]
                 log = job_.paths.stderr if job_ is not None else (
@@ -296,6 +324,27 @@ class SlurmExecutor:
             if pending:
                 time.sleep(self.poll_s)
         return failed
+
+    @staticmethod
+    def unanswered(since: float | None, silent: bool) -> float | None:
+        """Since when squeue has not answered (None: it answers), given ``since`` of the
+        round before and whether it was ``silent`` this round: the first time a line
+        says the command waits; after :data:`SQUEUE_PATIENCE_S` an error naming the
+        command that resumes."""
+        import time
+
+        if not silent:
+            return None
+        if since is None:
+            print(f"slurm: squeue does not answer ({squeue_said()}): waiting; Ctrl-C and "
+                  "the same command resumes", file=sys.stderr, flush=True)
+            return time.monotonic()
+        if time.monotonic() - since > SQUEUE_PATIENCE_S:
+            raise ToolkitError(f"squeue has not answered for {SQUEUE_PATIENCE_S / 60:g} min "
+                               f"({squeue_said()}): the jobs may still run; once "
+                               f"'scontrol ping' answers, {resume_command()} waits for them "
+                               "and collects")
+        return since
 
     def submitted(self) -> dict[str, str]:
         """unit path -> the id of the last job submitted for it (``jobs.json``)."""
@@ -337,41 +386,70 @@ def job_log(folder: Path, jid: str) -> Path | None:
 
 
 def ended_why(log: Path) -> str:
-    """Why a job left the queue without a result, as far as its log tells: Slurm
-    killed it over its memory, the unit raised (the last line of the traceback, as
-    :func:`cause`), it was cancelled, or (the log says none of these, or there is
+    """Why a job left the queue without a result, as far as its log tells: the unit
+    raised (the last line of the traceback, as :func:`cause`), Slurm killed it over
+    its memory, it was cancelled, or (the log says none of these, or there is
     none) it was cancelled or killed."""
     try:
         tail = Path(log).read_text(errors="replace")[-20000:]
     except OSError:
         tail = ""
-    if re.search(r"exceeded (job )?memory limit|oom[-_ ]kill", tail, re.I):
-        return ("Slurm killed it: over its memory; ask for more with --slurm-mem-gb, or "
-                "the resources' mem_gb")
     if "Traceback (most recent call last):" in tail:   # submitit logs what it raised
         said = [ln for ln in tail.rsplit("Traceback (most recent call last):", 1)[1]
                 .splitlines() if ln.strip() and not ln.startswith((" ", "srun:", "slurmstepd"))]
         if said:
             return unqualified(said[-1].strip())
+    # Slurm's kill messages only: cgroup's "Exceeded job memory limit at some point."
+    # is said of jobs that went on and ended well
+    if re.search(r"exceeded memory limit \(.*being killed|\boom[-_ ]kill", tail, re.I):
+        return ("Slurm killed it: over its memory; ask for more with --slurm-mem-gb, or "
+                "the resources' mem_gb")
     if re.search(r"\*\*\* JOB \S+ ON \S+ CANCELLED AT", tail):
         return "cancelled"
     return "cancelled or killed"
 
 
-def refused(error: Exception, resources) -> ConfigError | ToolkitError:
+def cancel(job_ids: list[str]) -> str:
+    """Cancel ``job_ids`` (``scancel``); returns "" where it did (or there were none),
+    else a clause naming the jobs left and why."""
+    if not job_ids:
+        return ""
+    try:
+        done = subprocess.run(["scancel", *job_ids], capture_output=True, text=True,
+                              timeout=60)
+        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        done, why = None, str(e)
+    if done is not None and done.returncode == 0:
+        return ""
+    return (f"this command's jobs of earlier waves are left queued or running "
+            f"({', '.join(job_ids)}; scancel failed: {why}): jobs.json keeps them and the "
+            "same command waits for them")
+
+
+def refused(error: Exception, resources, left: str = "") -> ConfigError | ToolkitError:
     """One line for a submission sbatch refused: sbatch's reason and the options (or
     the profile's ``resources``) that asked for what it refused: the partition, the
     time limit, or (a node configuration no node has) the memory, GPUs and CPUs asked
     for; or, where sbatch could not reach the controller, no option but the command
-    again."""
+    again (after a look at the queue where the controller did not answer in time:
+    the jobs may have been queued).  ``left``: the jobs of the command's earlier waves
+    that could not be cancelled (:func:`cancel`), said instead of "nothing was
+    submitted"."""
+    nothing = left or "nothing was submitted"
     lines = [ln.strip() for ln in str(error).splitlines() if "sbatch: error:" in ln]
     reason = (lines[-1] if lines else str(error).strip().splitlines()[-1]).replace(
         "sbatch: error: ", "")
     low = reason.lower()
-    if "unable to contact" in low or "connect failure" in low:
+    if any(s in low for s in ("unable to contact", "connect failure", "connection refused")):
         return ToolkitError(f"sbatch could not reach the Slurm controller ({reason}); "
-                            "nothing was submitted: run the command again once it answers "
+                            f"{nothing}: run the command again once it answers "
                             "(scontrol ping tells)")
+    if any(s in low for s in ("timed out", "standby")):   # it may have queued them
+        return ToolkitError(f"the Slurm controller did not answer sbatch ({reason}): the "
+                            "jobs may be queued all the same (squeue -u $USER shows them; "
+                            "scancel them), then run the same command again once "
+                            "'scontrol ping' answers" + (f"; {left}" if left else ""))
     if "partition" in low:
         options = ["--slurm-partition"]
     elif "time limit" in low:
@@ -384,7 +462,7 @@ def refused(error: Exception, resources) -> ConfigError | ToolkitError:
     where = (" or ".join(options) if options else "the --slurm-* options") + \
         " (or the profile's resources)"
     return ConfigError(f"sbatch refused the jobs ({reason}; asked: {asked}): change "
-                       f"{where}; nothing was submitted")
+                       f"{where}; {nothing}")
 
 
 def resume_command() -> str:
@@ -459,8 +537,9 @@ def jobs_out(runs_dir: Path) -> dict[str, str] | None:
 def before_report(runner, wait: bool = True, poll_s: float = 2.0) -> dict[str, str]:
     """Before a report of ``runner``'s runs folder, the units whose Slurm jobs are
     still queued or running: waited for (a line as each ends; those that end without
-    a result named in a note), or, not ``wait``, named in a note with how to collect
-    them.  Returns unit path -> job id of the units left out because still out."""
+    a result named in a note), or, not ``wait``, returned for :func:`left_out` to name
+    (where there is a report to leave them out of).  Returns unit path -> job id of the
+    units left out because still out."""
     out = jobs_out(runner.runs_dir)
     if out is None:
         print("compsuite: note: squeue did not answer: units of this runs folder may "
@@ -468,14 +547,9 @@ def before_report(runner, wait: bool = True, poll_s: float = 2.0) -> dict[str, s
         return {}
     if not out:
         return {}
-    listed = ", ".join(f"{p} (job {j})" for p, j in list(out.items())[:8]) + \
-        (" ..." if len(out) > 8 else "")
     if not wait:
-        print(f"compsuite: note: {len(out)} unit(s) still queued or running as Slurm jobs, "
-              f"left out of this report: {listed}; compsuite report without --no-wait "
-              "waits for them and collects (compsuite status shows them)",
-              file=sys.stderr, flush=True)
         return out
+    listed = listing(out)
     print(f"slurm: waiting for {len(out)} unit(s) still queued or running: {listed} "
           "(report --no-wait reports the finished units now)", file=sys.stderr, flush=True)
     planned = {u.path: u for u in runner.study.plan(runner.profile)}
@@ -487,6 +561,22 @@ def before_report(runner, wait: bool = True, poll_s: float = 2.0) -> dict[str, s
               f"this report: {'; '.join(failed.values())}; the compsuite run command that "
               "submitted them resumes them", file=sys.stderr, flush=True)
     return {}
+
+
+def listing(out: dict[str, str]) -> str:
+    """Units and their jobs, the first eight."""
+    return ", ".join(f"{p} (job {j})" for p, j in list(out.items())[:8]) + \
+        (" ..." if len(out) > 8 else "")
+
+
+def left_out(out: dict[str, str]) -> None:
+    """The note of a report that leaves out the units ``out`` (unit path -> job id)
+    whose Slurm jobs are still queued or running (:func:`before_report`)."""
+    if out:
+        print(f"compsuite: note: {len(out)} unit(s) still queued or running as Slurm jobs, "
+              f"left out of this report: {listing(out)}; compsuite report without "
+              "--no-wait waits for them and collects (compsuite status shows them)",
+              file=sys.stderr, flush=True)
 
 
 # ----------------------------------------------------------------------------- status

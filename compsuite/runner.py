@@ -322,7 +322,10 @@ class Runner:
                 "generation": self.decoding,   # the command line's; the YAML's are read again
                 **self._selection,
                 "threads": self.threads, "gpus": resources.gpus, "data": data,
-                "given_runs": given}
+                "given_runs": given,
+                # the job works where this command does: relative paths (a model folder,
+                # a program) hold whatever folder Slurm starts the job in
+                "cwd": os.getcwd()}
 
     def dataset(self, unit: Unit) -> Dataset:
         """The prepared dataset of ``unit`` (after :meth:`prepare`)."""

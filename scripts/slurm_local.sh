@@ -51,10 +51,11 @@ MpiDefault=none
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 # a job over its memory (--mem) is killed, as on a cluster that enforces it: each
-# job's processes sampled every second
+# job's processes sampled every second, their shared pages counted once (UsePss: a
+# job's processes that share memory are not counted over it)
 JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherFrequency=task=1
-JobAcctGatherParams=OverMemoryKill
+JobAcctGatherParams=OverMemoryKill,UsePss
 AccountingStorageType=accounting_storage/none
 SchedulerType=sched/backfill
 SelectType=select/cons_tres

@@ -386,3 +386,189 @@ def test_ctrl_c_after_the_jobs_have_ended_asks_nothing(monkeypatch, tmp_path):
     assert not executors.on_stop(["7_0"], tmp_path, Stopped(signal.SIGINT),
                                  ask=lambda q: asked.append(q) or "c")
     assert asked == []
+
+
+# ----------------------------------------------------------------------------- waiting
+class WaitRunner:
+    show = False
+
+    def __init__(self, runs_dir):
+        self.runs_dir = runs_dir
+
+
+def test_squeue_not_answering_is_one_line_then_an_error_naming_the_resume(
+        monkeypatch, tmp_path, capsys):
+    """While squeue does not answer, the wait says so once and goes on; squeue that
+    answers again resets it; silent past SQUEUE_PATIENCE_S, it is a one-line error
+    naming the command that resumes."""
+    from compsuite.foundation.errors import ToolkitError
+
+    answers = iter([None, None, {"7_0": "RUNNING"}, None, {}])
+    monkeypatch.setattr(executors, "_queue", lambda ids: next(answers))
+    monkeypatch.setattr(executors, "_squeue_said", {"why": "squeue: error: Socket timed out"})
+    runs = tmp_path / "runs"
+    (runs / "u").mkdir(parents=True)
+    (runs / "u" / "result.json").write_text("{}")
+    ex = executors.SlurmExecutor(runs / ".slurm", None, poll_s=0.01)
+    assert ex.ended(WaitRunner(runs), {"7_0": (executors.Waiting("u"), None)}) == {}
+    err = capsys.readouterr().err
+    assert err.count("slurm: squeue does not answer (Socket timed out): waiting; Ctrl-C "
+                     "and the same command resumes") == 2   # once each time it stops
+    monkeypatch.setattr(executors, "_queue", lambda ids: None)
+    monkeypatch.setattr(executors, "SQUEUE_PATIENCE_S", 0.2)
+    monkeypatch.setattr(sys, "argv", ["compsuite", "report", "s", "--profile", "quick"])
+    with pytest.raises(ToolkitError) as e:
+        ex.ended(WaitRunner(runs), {"7_1": (executors.Waiting("v"), None)})
+    assert "squeue has not answered" in str(e.value) and "\n" not in str(e.value)
+    assert "compsuite report s --profile quick waits for them" in str(e.value)
+    assert capsys.readouterr().err.count("squeue does not answer") == 1
+
+
+@pytest.mark.parametrize("log, why", [
+    ("slurmstepd: error: Job 12 exceeded memory limit (2100000 > 2048000), being killed\n",
+     "over its memory"),
+    ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=12.batch.\n",
+     "over its memory"),
+    ("slurmstepd: error: Detected 1 oom_kill event(s) in StepId=12.batch.\n",
+     "over its memory"),
+    # cgroup's note on a job that went on: not a kill
+    ("slurmstepd: error: Exceeded job memory limit at some point.\n", "cancelled or killed"),
+    ("loaded the room-kill table\nzoom killed\n", "cancelled or killed"),
+    # the unit raised: its traceback, whatever the log says of memory
+    ("Exceeded job memory limit at some point.\nTraceback (most recent call last):\n"
+     '  File "x.py", line 1\ncompsuite.foundation.errors.DataError: no manifest\n'
+     "slurmstepd: error: Detected 1 oom-kill event(s)\n", "DataError: no manifest"),
+    ("slurmstepd: error: *** JOB 12 ON n1 CANCELLED AT 2026-11-29T10:00:00 ***\n",
+     "cancelled"),
+])
+def test_why_a_job_ended_reads_kills_over_memory_only_after_a_traceback(tmp_path, log, why):
+    (tmp_path / "log.err").write_text(log)
+    said = executors.ended_why(tmp_path / "log.err")
+    assert (why in said) if why == "over its memory" else said == why
+
+
+@pytest.mark.parametrize("said, submitted", [
+    ("sbatch: error: Batch job submission failed: Unable to contact slurm controller "
+     "(connect failure)", False),
+    ("sbatch: error: slurm_persist_conn_open: Connection refused", False),
+    ("sbatch: error: Batch job submission failed: Socket timed out on send/recv "
+     "operation", None),
+    ("sbatch: error: Batch job submission failed: Slurm controller is in standby mode",
+     None),
+])
+def test_a_controller_that_does_not_answer_sbatch_asks_for_no_option(said, submitted):
+    """Not reached: nothing was submitted; reached but silent (a timeout, a controller
+    on standby): the jobs may be queued, so the queue is named, not 'nothing was
+    submitted'.  Neither blames an option."""
+    from compsuite.foundation.errors import ToolkitError
+
+    e = executors.refused(RuntimeError("Could not submit:\n" + said), Resources())
+    assert isinstance(e, ToolkitError) and "--slurm" not in str(e) and "\n" not in str(e)
+    assert ("nothing was submitted" in str(e)) == (submitted is False)
+    if submitted is None:
+        assert "may be queued" in str(e) and "squeue" in str(e)
+
+
+@pytest.mark.parametrize("scancel_rc", [0, 1])
+def test_a_refused_later_wave_cancels_the_earlier_or_names_them(tmp_path, monkeypatch,
+                                                                scancel_rc):
+    """sbatch refuses the second wave: the first wave's jobs are cancelled ("nothing was
+    submitted"), or, where scancel fails, named as left (jobs.json keeps them)."""
+    import submitit
+
+    from compsuite.studies.base import Unit
+
+    class FakeJob:
+        def __init__(self, job_id):
+            self.job_id = job_id
+
+    class FakeExecutor:
+        def __init__(self, folder, cluster, slurm_max_num_timeout):
+            pass
+
+        def update_parameters(self, **params):
+            pass
+
+        def map_array(self, fn, specs):
+            if specs[0]["unit"] == "a/eval":
+                raise submitit.core.utils.FailedJobError(
+                    "sbatch: error: Batch job submission failed: Requested partition "
+                    "configuration not available now")
+            return [FakeJob(f"100_{i}") for i in range(len(specs))]
+
+    cancelled = []
+
+    def run(cmd, *a, **k):
+        assert cmd[0] == "scancel"
+        cancelled.append(cmd[1:])
+        return subprocess.CompletedProcess(cmd, scancel_rc, "",
+                                           "scancel: error: Socket timed out" * scancel_rc)
+
+    monkeypatch.setattr(submitit, "AutoExecutor", FakeExecutor)
+    monkeypatch.setattr(executors, "_queue", lambda ids: {})
+    monkeypatch.setattr(subprocess, "run", run)
+    units = [Unit("t", "small", 1, "d", "a/small"),
+             Unit("e", "small", 1, "d", "a/eval", model_from="a/small")]
+    runs = tmp_path / "runs"
+    ex = executors.SlurmExecutor(runs / ".slurm", lambda u: Resources())
+
+    class Runner:
+        runs_dir = runs
+        show = False
+
+        class study:
+            name = "s"
+
+    with pytest.raises(ConfigError) as e:
+        ex.submit(Runner, units, {"a/small": 0, "a/eval": 1}, lambda u: {"unit": u.path})
+    assert cancelled == [["100_0"]] and "\n" not in str(e.value)
+    if scancel_rc == 0:
+        assert str(e.value).endswith("; nothing was submitted")
+    else:
+        assert "nothing was submitted" not in str(e.value)
+        assert ("jobs of earlier waves are left queued or running (100_0; scancel failed: "
+                "scancel: error: Socket timed out): jobs.json keeps them and the same "
+                "command waits for them") in str(e.value)
+        assert executors.submitted(runs / ".slurm") == {"a/small": "100_0"}
+
+
+def test_report_no_wait_without_results_says_it_once(tmp_path, monkeypatch, capsys):
+    """Before (issue 51): a note that the units were left out of the report, then the
+    error that no report was written."""
+    from compsuite.cli import main
+
+    study_with(tmp_path)
+    monkeypatch.setenv("COMPSUITE_EXPERIMENTS", str(tmp_path))
+    monkeypatch.setattr(executors, "_queue", lambda ids: {"7_0": "PENDING"})
+    slurm = tmp_path / "runs" / "majority" / "paper" / ".slurm"
+    slurm.mkdir(parents=True)
+    (slurm / "jobs.json").write_text('{"a/seed1": "7_0"}')
+    assert main(["report", "majority", "--profile", "paper", "--runs-root",
+                 str(tmp_path / "runs"), "--results-root", str(tmp_path / "results"),
+                 "--no-wait"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("still queued or running as Slurm jobs") == 1, err
+    assert "left out of this report" not in err and "a/seed1 (job 7_0)" not in err
+
+
+def test_a_job_works_in_the_folder_its_command_ran_in(tmp_path, monkeypatch):
+    """Relative paths (a model folder, a program, the runs folder) hold in the job
+    whatever folder Slurm starts it in: the spec carries the command's folder."""
+    from compsuite.runner import Runner
+
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    runner = Runner(study_with(tmp_path)[0], "paper", data_root=Path("DATA"),
+                    runs_root=Path("runs"))
+    runner.executor = executors.SlurmExecutor(tmp_path / ".slurm", lambda u: Resources())
+    unit = runner.plan()[0]
+    assert runner.job_spec(unit)["cwd"] == str(here)
+    monkeypatch.chdir(tmp_path)   # where Slurm started the job
+    spec = {"cwd": str(here), "data": {"d/1": {"raw": "raw", "sha256": "0" * 64}}}
+    with pytest.raises(DataError, match="raw: no manifest"):
+        executors.run_unit({"study": "s", "profile": "p", "unit": "u", **spec})
+    assert Path.cwd() == here
+    with pytest.raises(Exception, match="gone: the folder the submitting command ran in "
+                                        "cannot be entered on this node"):
+        executors.run_unit({**spec, "cwd": str(tmp_path / "gone")})
