@@ -206,6 +206,30 @@ def test_a_system_of_the_users_runs_as_slurm_jobs_and_says_why_it_failed(cluster
     assert "Traceback" not in broken.stderr and "  - " not in error
 
 
+def test_a_hugging_face_folder_of_the_users_runs_as_slurm_jobs_as_it_runs_here(cluster,
+                                                                             tmp_path):
+    """``--hf-model`` given as a folder relative to the command's folder (the job works
+    there, whatever folder Slurm starts it in): the values of the local run."""
+    from compsuite.registry import get_study
+    from test_hf_models_in_studies import tiny_bert_classifier
+
+    study = get_study("ctlpp")
+    data = study.prepare("A", 1, study.profile("tiny"), tmp_path / "DATA", show=False)
+    m = json.loads((data.raw / "manifest.json").read_text())
+    lines = (data.raw / "train.src").read_text().splitlines()
+    tiny_bert_classifier(tmp_path / "bert", lines, dict(enumerate(m["symbols"])))
+    brought = ["run", "ctlpp", "--profile", "tiny", "--parts", "table1", "--quiet",
+               "--hf-model", "bert", "--name", "bert"]
+    here = compsuite(*brought, *folders(tmp_path, "here"), cwd=tmp_path)
+    assert here.returncode == 0, here.stderr[-2000:]
+    there = compsuite(*brought, *folders(tmp_path, "slurm"), "--executor", "slurm",
+                      cwd=tmp_path)
+    assert there.returncode == 0, there.stderr[-2000:]
+    assert len(recorded(tmp_path, "slurm")) == 2   # each unit was a Slurm job
+    local = values(tmp_path / "here" / "runs")
+    assert len(local) == 2 and values(tmp_path / "slurm" / "runs") == local
+
+
 def squeue_state(job: str) -> str:
     q = subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True)
     return q.stdout.strip()
