@@ -123,8 +123,6 @@ def _queue(job_ids: list[str]) -> dict[str, str] | None:
     """Which of ``job_ids`` (``<array>_<index>``) Slurm's queue still holds, with their
     state (PENDING, RUNNING, REQUEUED, ...), or None where squeue cannot tell (what it
     said kept for :func:`squeue_said`)."""
-    import subprocess
-
     if not job_ids:
         return {}
     arrays = sorted({j.split("_")[0] for j in job_ids})

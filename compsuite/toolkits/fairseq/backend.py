@@ -159,8 +159,7 @@ class FairseqBackend(Backend):
         h = config_hash(args)
         done = begin_run(run_dir, h)
         if done is not None:
-            # the file in this unit's folder: a moved runs folder leaves the path stale
-            ckpt = run_dir / "checkpoints" / Path(done["checkpoint"]).name
+            ckpt = Path(done["checkpoint"])
             if complete_checkpoint(ckpt):
                 return done
             if args.get("save_epochs"):   # its epoch snapshots would be kept as they are
