@@ -88,6 +88,33 @@ def test_a_stopped_run_keeps_its_lines_and_the_resumed_one_skips_the_finished_tr
                      ("evaluate", "bow-sklearn/seed2", "done")]
 
 
+@pytest.mark.parametrize("study", ["ctlpp"])   # the session's tiny run, two side by side
+def test_a_studys_tiny_run_records_every_phase_and_its_table(study, tiny_study, capsys):
+    """A suite study's tiny run: every phase done in positive time; one training step
+    per unit that trains, holding the toolkit's own training time (result.json's
+    train_wall_s), one evaluation per unit; the command's interval holds its steps."""
+    t = tiny_study(study)
+    assert t.returncode == 0
+    records = timings.read(t.runs / timings.FILE)
+    done = [r for r in records if r["status"] == "done"]
+    assert {r["phase"] for r in done} == {*timings.PHASES, timings.COMMAND}
+    assert all(r["wall_s"] > 0 for r in done)
+    results = {p.parent.relative_to(t.runs).as_posix(): json.loads(p.read_text())
+               for p in t.runs.rglob("result.json")}
+    assert sorted(r["unit"] for r in done if r["phase"] == "evaluate") == sorted(results)
+    trained = {r["unit"]: r["wall_s"] for r in done if r["phase"] == "train"}
+    assert sorted(trained) == sorted(u for u, res in results.items() if res["train_wall_s"])
+    # (a backend rounds train_wall_s to a tenth of a second)
+    assert all(trained[u] >= results[u]["train_wall_s"] - 0.05 for u in trained)
+    (command,) = [r for r in records if r["phase"] == timings.COMMAND]
+    assert all(command["start"] <= r["start"] and r["start"] + r["wall_s"] <=
+               command["start"] + command["wall_s"] + 0.01 for r in done)
+    assert main(["times", study, "--profile", "tiny", "--runs-root", str(t.root / "runs")]) == 0
+    table = [line.split("|")[1].strip() for line in capsys.readouterr().out.splitlines()
+             if line.startswith("|")]
+    assert table[2:] == [*timings.PHASES, "other", "total"]
+
+
 def at(t: float) -> str:
     return timings.utc(1_800_000_000 + t)
 
