@@ -411,7 +411,7 @@ def cmd_times(a) -> int:
                           for phase, n, skipped, step_s, wall_s in timings.summary(records)]))
     print("step time: the seconds of the steps done, added up; elapsed: the wall time "
           "they cover (steps side by side count once); skipped: steps found stored; "
-          f"other: {timings.OTHER}")
+          f"start-up: {timings.STARTUP}; other: {timings.OTHER}")
     return 0
 
 

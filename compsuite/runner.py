@@ -337,8 +337,9 @@ class Runner:
     @contextlib.contextmanager
     def command(self, started: float | None = None) -> Iterator[None]:
         """The block, the rest of a command that began at ``started`` (default: now),
-        recorded in :attr:`timings` as its phase ``command`` (done, stopped or failed)
-        once this runner has begun to run units."""
+        recorded in :attr:`timings` as its phase ``command`` (done, stopped or failed;
+        ``startup_s``: its time before this runner began) once this runner has begun to
+        run units."""
         started = time.time() if started is None else started
         status = "failed"
         try:
@@ -351,6 +352,7 @@ class Runner:
             if self.timings is not None and self.began is not None:
                 timings.record(self.timings, timings.COMMAND, started,
                                time.time() - started, status, command="run",
+                               startup_s=round(self.began - started, 6),
                                git=self.revision(), threads=self.cpu_threads(),
                                jobs=self.jobs)
 

@@ -6,11 +6,11 @@ The runner appends one JSON line per step to ``runs/<study>/<profile>/timings.js
 ``unit``, ``results``), ``status`` (``done``; ``skipped`` when it found its output
 stored), ``wall_s``, ``started_at`` (UTC), ``git``, ``threads`` and ``jobs``.  The
 command adds one line of its own (phase ``command``: its whole wall time, ``done``,
-``stopped`` or ``failed``).  Each line is written whole, with one ``write`` to a file
-opened for appending, so an interrupted run keeps its earlier lines and a resumed one
-adds its own; steps that run side by side (``jobs`` above 1) each record their own
-interval, from which the table gives both the seconds the steps add up to and the
-wall time they cover.
+``stopped`` or ``failed``; ``startup_s``, its time before the runner began).  Each line
+is written whole, with one ``write`` to a file opened for appending, so an interrupted
+run keeps its earlier lines and a resumed one adds its own; steps that run side by side
+(``jobs`` above 1) each record their own interval, from which the table gives both the
+seconds the steps add up to and the wall time they cover.
 """
 from __future__ import annotations
 
@@ -36,9 +36,11 @@ PHASES = {
 #: the line a command adds for itself: its whole wall time
 COMMAND = "command"
 STATUSES = {"done", "skipped", "stopped", "failed"}
-#: what the table's ``other`` row holds
-OTHER = ("the commands' time outside their steps: start-up, planning, checks, finding "
-         "stored steps, reading results")
+#: what the table's ``start-up`` and ``other`` rows hold
+STARTUP = ("each command's time before its runner began: imports, the studies' modules, "
+           "planning, checks")
+OTHER = ("the commands' time outside their steps after that: finding stored steps, "
+         "reading results")
 
 
 def append_line(path: Path, text: str) -> None:
@@ -125,9 +127,10 @@ def checked(line: str, path: Path, n: int) -> dict:
         raise bad(f"phase {r.get('phase')!r} is none of {', '.join([*PHASES, COMMAND])}")
     if r.get("status") not in STATUSES:
         raise bad(f"status {r.get('status')!r} is none of {', '.join(sorted(STATUSES))}")
-    wall = r.get("wall_s")
-    if isinstance(wall, bool) or not isinstance(wall, (int, float)) or wall < 0:
-        raise bad(f"wall_s {wall!r} is not a number of seconds")
+    for key in ("wall_s", "startup_s") if r["phase"] == COMMAND else ("wall_s",):
+        value = r.get(key, 0.0 if key == "startup_s" else None)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise bad(f"{key} {value!r} is not a number of seconds")
     try:
         when = datetime.fromisoformat(r.get("started_at"))
     except (TypeError, ValueError):
@@ -152,8 +155,9 @@ def covered(records: list[dict]) -> float:
 
 def summary(records: list[dict]) -> list[list]:
     """The table's rows: per phase the steps done, those skipped, the seconds the steps
-    done add up to and the wall time they cover; then ``other`` (:data:`OTHER`) and the
-    total, whose wall time is that of every command and step."""
+    done add up to and the wall time they cover; then ``start-up`` (:data:`STARTUP`),
+    ``other`` (:data:`OTHER`) and the total, whose wall time is that of every command
+    and step."""
     rows = []
     steps = [r for r in records if r["phase"] in PHASES]
     done = [r for r in steps if r["status"] == "done"]
@@ -162,8 +166,10 @@ def summary(records: list[dict]) -> list[list]:
         rows.append([phase, len(mine), sum(r["phase"] == phase for r in steps) - len(mine),
                      sum(r["wall_s"] for r in mine), covered(mine)])
     total = covered(records)
-    other = max(0.0, total - covered(done))
+    startup = sum(r.get("startup_s", 0.0) for r in records if r["phase"] == COMMAND)
+    other = max(0.0, total - covered(done) - startup)
+    rows.append(["start-up", None, None, startup, startup])
     rows.append(["other", None, None, other, other])
     rows.append(["total", len(done), len(steps) - len(done),
-                 sum(r["wall_s"] for r in done) + other, total])
+                 sum(r["wall_s"] for r in done) + startup + other, total])
     return rows

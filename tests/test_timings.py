@@ -39,6 +39,7 @@ def test_a_run_records_every_phase_and_a_second_run_its_skipped_steps(tmp_path, 
     assert len({r["git"] for r in first}) == 1
     command = [r for r in first if r["phase"] == timings.COMMAND]
     assert len(command) == 1 and command[0]["status"] == "done"
+    assert 0 < command[0]["startup_s"] < command[0]["wall_s"]
     assert command[0]["wall_s"] >= timings.covered(done[:-1])   # it holds its steps
 
     assert main(["run", "majority", "--quiet", *roots(tmp_path, "--jobs", "2")]) == 0
@@ -112,7 +113,7 @@ def test_a_studys_tiny_run_records_every_phase_and_its_table(study, tiny_study, 
     assert main(["times", study, "--profile", "tiny", "--runs-root", str(t.root / "runs")]) == 0
     table = [line.split("|")[1].strip() for line in capsys.readouterr().out.splitlines()
              if line.startswith("|")]
-    assert table[2:] == [*timings.PHASES, "other", "total"]
+    assert table[2:] == [*timings.PHASES, "start-up", "other", "total"]
 
 
 def at(t: float) -> str:
@@ -126,15 +127,15 @@ def write(path, records: list[dict]) -> None:
 
 #: a run with two trainings side by side (10 s each, 5 s apart) and a resumed command
 RECORDS = [
-    {"phase": "command", "status": "stopped", "wall_s": 30.0, "started_at": at(0),
-     "git": "abc", "threads": 1, "jobs": 2},
+    {"phase": "command", "status": "stopped", "wall_s": 30.0, "startup_s": 1.0,
+     "started_at": at(0), "git": "abc", "threads": 1, "jobs": 2},
     {"phase": "data", "dataset": "d", "seed": 1, "status": "done", "wall_s": 4.0,
      "started_at": at(1)},
     {"phase": "train", "unit": "a", "status": "done", "wall_s": 10.0, "started_at": at(5)},
     {"phase": "train", "unit": "b", "status": "done", "wall_s": 10.0, "started_at": at(10)},
     {"phase": "evaluate", "unit": "a", "status": "done", "wall_s": 3.0, "started_at": at(15)},
-    {"phase": "command", "status": "done", "wall_s": 10.0, "started_at": at(100),
-     "git": "abc", "threads": 1, "jobs": 2},
+    {"phase": "command", "status": "done", "wall_s": 10.0, "startup_s": 2.0,
+     "started_at": at(100), "git": "abc", "threads": 1, "jobs": 2},
     {"phase": "data", "dataset": "d", "seed": 1, "status": "skipped", "wall_s": 0.5,
      "started_at": at(102)},
     {"phase": "evaluate", "unit": "a", "status": "skipped", "wall_s": 0.0, "started_at": at(103)},
@@ -149,14 +150,15 @@ def test_times_prints_step_time_and_elapsed_wall_by_phase(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("majority (quick): 2 compsuite run command(s)")
     table = [line for line in out.splitlines() if line.startswith("|")]
-    # the trainings overlap from 10 s to 15 s; other: the commands' 40 s less the 22 s
-    # the steps done cover (evaluate a lies within train b)
+    # the trainings overlap from 10 s to 15 s; other: the commands' 40 s less their 3 s
+    # of start-up and the 22 s the steps done cover (evaluate a lies within train b)
     assert [[c.strip() for c in line.strip("|").split("|")] for line in table[2:]] == [
         ["data", "1", "1", "4.0", "4.0"],
         ["train", "2", "0", "20.0", "15.0"],
         ["evaluate", "2", "1", "5.0", "5.0"],
         ["report", "1", "0", "1.0", "1.0"],
-        ["other", "–", "–", "18.0", "18.0"],
+        ["start-up", "–", "–", "3.0", "3.0"],
+        ["other", "–", "–", "15.0", "15.0"],
         ["total", "6", "2", "48.0", "40.0"],
     ]
 
@@ -169,6 +171,8 @@ def test_times_prints_step_time_and_elapsed_wall_by_phase(tmp_path, capsys):
     ('{"phase": "train", "status": "done", "wall_s": -1, "started_at": "%s"}' % at(0),
      "wall_s -1"),
     ('{"phase": "train", "status": "done", "wall_s": 1}', "started_at None"),
+    ('{"phase": "command", "status": "done", "wall_s": 9, "startup_s": "2", "started_at": '
+     '"%s"}' % at(0), "startup_s '2'"),
     ('{"phase": "train", "status": "done", "wall_s": 1, "started_at": "2026-01-01T00:00"}',
      "started_at '2026-01-01T00:00' has no time zone"),
 ])
