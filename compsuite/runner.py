@@ -319,13 +319,14 @@ class Runner:
     def timed(self, phase: str, did_work: Callable[[], bool] | None = None,
               **what: Any) -> contextlib.AbstractContextManager:
         """The block, a step of ``phase`` on ``what``, timed and recorded in
-        :attr:`timings` with the git revision and ``jobs``; ``did_work`` (asked after
-        the block): whether it did its work, else it is recorded as skipped
-        (:func:`compsuite.timings.step`)."""
+        :attr:`timings` with the git revision, ``threads`` (by default this process's:
+        :meth:`cpu_threads`) and ``jobs``; ``did_work`` (asked after the block): whether
+        it did its work, else it is recorded as skipped (:func:`compsuite.timings.step`)."""
         if self.timings is None:
             return contextlib.nullcontext()
-        return timings.step(self.timings, phase, did_work, **what, git=self.revision(),
-                            jobs=self.jobs)
+        return timings.step(self.timings, phase, did_work,
+                            **{"threads": self.cpu_threads(), **what},
+                            git=self.revision(), jobs=self.jobs)
 
     def data_written(self) -> Callable[[], bool]:
         """Whether a data step begun now wrote anything in the study's data folder:
