@@ -56,6 +56,7 @@ def append_line(path: Path, text: str) -> None:
 
 
 def utc(t: float) -> str:
+    """The time ``t`` (seconds since the epoch) as the records write it: ISO 8601, UTC."""
     return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="microseconds")
 
 
