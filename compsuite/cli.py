@@ -8,6 +8,7 @@ subcommands (``compsuite/studies/<study>/commands.py``), so nothing here names a
     compsuite eval <study> ...                       a study's model-in-the-loop tests
     compsuite run <study> --profile quick|paper|tiny [--parts ...] [--jobs N]
     compsuite report <study> --profile quick|paper|tiny
+    compsuite times <study> --profile quick|paper|tiny   where a run's time went
     compsuite export <study> --profile P --out DIR   every test input, for any system
     compsuite score <study> --profile P --from DIR --hyps HYPDIR
     compsuite export <study> --profile P --lm-eval DIR   the tests as lm-eval tasks
@@ -215,16 +216,17 @@ def cmd_run(a) -> int:
                   f"{', '.join(empty)}", file=sys.stderr)
     if not units:
         return _fail("nothing to run: the selection leaves no units", 2)
-    runner.run(units)
-    if getattr(runner.executor, "detach", False):   # submitted: its jobs run on
-        where = shlex.join(["--profile", runner.profile.name, "--runs-root", a.runs_root])
-        print(f"compsuite: submitted; see them with: compsuite status {study.name} {where}; "
-              f"collect them with: compsuite report {study.name} {where} "
-              + shlex.join(["--results-root", a.results_root])
-              + " (it waits for them), or the same run command without --detach",
-              file=sys.stderr)
-        return 0
-    return cmd_report(a, study)
+    with runner.command(getattr(a, "started", None)):   # its wall time, in timings.jsonl
+        runner.run(units)
+        if getattr(runner.executor, "detach", False):   # submitted: its jobs run on
+            where = shlex.join(["--profile", runner.profile.name, "--runs-root", a.runs_root])
+            print(f"compsuite: submitted; see them with: compsuite status {study.name} "
+                  f"{where}; collect them with: compsuite report {study.name} {where} "
+                  + shlex.join(["--results-root", a.results_root])
+                  + " (it waits for them), or the same run command without --detach",
+                  file=sys.stderr)
+            return 0
+        return cmd_report(a, study)
 
 
 def cmd_report(a, study=None) -> int:
@@ -259,7 +261,9 @@ def cmd_report(a, study=None) -> int:
         left_out(out_jobs)
     out = Path(a.results_root) / study.name / profile
     out.mkdir(parents=True, exist_ok=True)
-    written = study.write_reports(runner.profile, results, out)
+    if a.command != "run":   # timings.jsonl holds the steps of compsuite run
+        runner.timings = None
+    written = runner.write_reports(results, out)
     print(headline(out / "report.md"))
     print(f"\nthe whole report: {out / 'report.md'}; results in {out}/ "
           f"({', '.join(Path(p).name for p in written)})")
@@ -381,6 +385,36 @@ def cmd_status(a) -> int:
     return 0
 
 
+def cmd_times(a) -> int:
+    """Where the time of a profile's runs went, by phase, from the steps its
+    ``compsuite run`` commands recorded (compsuite/timings.py)."""
+    from compsuite import timings
+    from compsuite.eval.reports.tables import markdown_table
+
+    runner = _runner(a)
+    path = runner.runs_dir / timings.FILE
+    if not path.is_file():
+        return _fail(f"no timings under {runner.runs_dir} ({timings.FILE}); run "
+                     f"'compsuite run {runner.study.name} --profile {runner.profile.name}' "
+                     "first", 2)
+    records = timings.read(path)
+    commands = [r for r in records if r["phase"] == timings.COMMAND]
+
+    def seen(key: str) -> str:
+        return ", ".join(dict.fromkeys(str(r.get(key)) for r in commands)) or "–"
+
+    print(f"{runner.study.name} ({runner.profile.name}): {len(commands)} compsuite run "
+          f"command(s) in {path} (git {seen('git')}; threads {seen('threads')}, jobs "
+          f"{seen('jobs')})\n")
+    print(markdown_table(["phase", "steps", "skipped", "step time (s)", "elapsed (s)"],
+                         [[phase, n, skipped, f"{step_s:.1f}", f"{wall_s:.1f}"]
+                          for phase, n, skipped, step_s, wall_s in timings.summary(records)]))
+    print("step time: the seconds of the steps done, added up; elapsed: the wall time "
+          "they cover (steps side by side count once); skipped: steps found stored; "
+          f"start-up: {timings.STARTUP}; other: {timings.OTHER}")
+    return 0
+
+
 def cmd_list(a) -> int:
     from compsuite.registry import get_study, studies
     from compsuite.runner import Runner
@@ -470,6 +504,16 @@ def add_status_command(sub) -> None:
     st.add_argument("--runs", nargs="+", help="only these runs (architecture-toolkit)")
     st.add_argument("--parts", nargs="+", metavar="PART", help="only these parts")
     st.set_defaults(func=cmd_status)
+
+
+def add_times_command(sub) -> None:
+    """``compsuite times``: where a profile's run spent its time."""
+    t = sub.add_parser("times", help="where a profile's run spent its time: data, "
+                                     "training, evaluation, report (from its timings.jsonl)")
+    t.add_argument("study", help="a study (compsuite list)")
+    t.add_argument("--profile", default="quick")
+    t.add_argument("--runs-root", default="runs")
+    t.set_defaults(func=cmd_times)
 
 
 def add_executor_arguments(r) -> None:
@@ -596,6 +640,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_run_commands(sub)
     add_status_command(sub)
+    add_times_command(sub)
     add_exchange_commands(sub)
     sub.add_parser("list", help="studies, profiles and parts").set_defaults(func=cmd_list)
     sub.add_parser("paths", help="where the plugins and configs are").set_defaults(func=cmd_paths)
@@ -669,6 +714,9 @@ def stopped_message(e: Stopped, argv: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    import time
+
+    started = time.time()   # a run's wall time begins here (timings.jsonl)
     from compsuite.kernels import setup
 
     with handlers():
@@ -678,6 +726,7 @@ def main(argv: list[str] | None = None) -> int:
             return _fail(str(e))
         try:
             args = build_parser().parse_args(argv)
+            args.started = started
             with _output_lock(args):
                 return args.func(args)
         except BrokenPipeError:  # e.g. piped into `head`

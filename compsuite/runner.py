@@ -15,12 +15,15 @@ A study (``compsuite/studies/<study>/``) plans its units of work; the runner
    data checksum, checkpoint) atomically in ``result.json``: a unit whose result is
    stored is skipped, so an interrupted run resumes (a stopped run stores nothing
    more: :mod:`compsuite.processes`);
-5. collects the stored results for the study's report.
+5. collects the stored results for the study's report;
+6. records each step's wall time by phase (data, train, evaluate, report) in the
+   profile's ``timings.jsonl`` (:mod:`compsuite.timings`; ``compsuite times`` prints it).
 
 Layout::
 
     DATA/<study>/...                          (the study decides; raw/ + toolkit folders)
     runs/<study>/<profile>/<unit path>/       (config, logs, checkpoints, result.json)
+    runs/<study>/<profile>/timings.jsonl      (each step's wall time: compsuite/timings.py)
     results/<study>/<profile>/                (the report: report.md, report.json, *.png)
 """
 from __future__ import annotations
@@ -35,14 +38,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from compsuite import kernels
+from compsuite import kernels, timings
 from compsuite.foundation.checkout import ROOT
 from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open
 from compsuite.foundation.names import near
 from compsuite.locks import folder_lock, holder
-from compsuite.processes import check_stop
+from compsuite.processes import Stopped, check_stop
 from compsuite.schema import positive
 from compsuite.studies.base import Context, Finished, Run, Study, Unit, unit_decoding
 from compsuite.toolkits import get_backend
@@ -176,6 +179,10 @@ class Runner:
         self._data: dict[tuple[str, int], Dataset] = {}
         self._finished: dict[str, Finished] = {}
         self._revision: str | None = None
+        #: where each step's wall time is recorded (:mod:`compsuite.timings`); None: not
+        self.timings: Path | None = self.runs_dir / timings.FILE
+        #: when this runner began to run units (holding the locks); None: it has not
+        self.began: float | None = None
         #: unit -> what the unit's models are wrapped in before they are asked (see
         #: ``Context.wrap``; ``compsuite export`` and ``score`` set it), or None
         self.wrap_model: Callable[[Unit], Callable | None] | None = None
@@ -250,7 +257,7 @@ class Runner:
         return None if cuda_available() else self.threads
 
     def _run(self, units: list[Unit]) -> list[dict] | None:
-        start = time.time()
+        start = self.began = time.time()
         threads = self.cpu_threads()
         if threads is not None and self.executor is None:
             import torch   # the in-process evaluation's threads too
@@ -298,12 +305,69 @@ class Runner:
                 need.append(tk)
         for (dataset, seed), tks in toolkits.items():
             if (dataset, seed) not in self._data:
-                self._data[(dataset, seed)] = self.study.prepare(dataset, seed, self.profile,
-                                                                 self.data_root, self.show)
+                with self.timed("data", self.data_written(), dataset=dataset, seed=seed):
+                    self._data[(dataset, seed)] = self.study.prepare(
+                        dataset, seed, self.profile, self.data_root, self.show)
             data = self._data[(dataset, seed)]
             for tk in sorted(tks):
                 if tk not in data.formats:
-                    data.formats[tk] = get_backend(tk).write_data(data)
+                    with self.timed("data", self.data_written(), dataset=dataset, seed=seed,
+                                    toolkit=tk):
+                        data.formats[tk] = get_backend(tk).write_data(data)
+
+    # ------------------------------------------------------------------ timings
+    def timed(self, phase: str, did_work: Callable[[], bool] | None = None,
+              **what: Any) -> contextlib.AbstractContextManager:
+        """The block, a step of ``phase`` on ``what``, timed and recorded in
+        :attr:`timings` with the git revision, ``threads`` (by default this process's:
+        :meth:`cpu_threads`) and ``jobs``; ``did_work`` (asked after the block): whether
+        it did its work, else it is recorded as skipped (:func:`compsuite.timings.step`)."""
+        if self.timings is None:
+            return contextlib.nullcontext()
+        return timings.step(self.timings, phase, did_work,
+                            **{"threads": self.cpu_threads(), **what},
+                            git=self.revision(), jobs=self.jobs)
+
+    def data_written(self) -> Callable[[], bool]:
+        """Whether a data step begun now wrote anything in the study's data folder:
+        a manifest there new or rewritten since."""
+        folder = self.data_root / self.study.name
+        before = timings.stamps(folder)
+        return lambda: timings.stamps(folder) != before
+
+    @contextlib.contextmanager
+    def command(self, started: float | None = None) -> Iterator[None]:
+        """The block, the rest of a command that began at ``started`` (default: now),
+        recorded in :attr:`timings` as its phase ``command`` (done, stopped or failed;
+        ``startup_s``: its time before this runner began) once this runner has begun to
+        run units."""
+        started = time.time() if started is None else started
+        status = "failed"
+        try:
+            yield
+            status = "done"
+        except (Stopped, KeyboardInterrupt):
+            status = "stopped"
+            raise
+        finally:
+            if self.timings is not None and self.began is not None:
+                timings.record(self.timings, timings.COMMAND, started,
+                               time.time() - started, status, command="run",
+                               startup_s=round(self.began - started, 6),
+                               git=self.revision(), threads=self.cpu_threads(),
+                               jobs=self.jobs)
+
+    def write_reports(self, results: list[dict], out_dir: Path) -> list[Path]:
+        """The study's report of ``results`` in ``out_dir`` (:meth:`Study.write_reports`),
+        timed as the step ``report``."""
+        with self.timed("report", results=str(out_dir)):
+            return self.study.write_reports(self.profile, results, out_dir)
+
+    def revision(self) -> str:
+        """The checkout's git revision, as results record it."""
+        if self._revision is None:
+            self._revision = git_revision() or "unknown"
+        return self._revision
 
     def job_spec(self, unit: Unit) -> dict:
         """What a unit's job elsewhere needs to execute it as this runner would
@@ -343,7 +407,8 @@ class Runner:
         n = next(counter)
         run_dir = self.runs_dir / unit.path
         if (run_dir / "result.json").is_file():
-            return self.execute(unit, threads)
+            with self.timed("evaluate", lambda: False, unit=unit.path, threads=threads):
+                return self.execute(unit, threads)
         if self.show:
             print(f"[{n}/{total}] {unit.part}: {unit.path}", file=sys.stderr, flush=True)
         with running_file(run_dir):
@@ -390,9 +455,14 @@ class Runner:
             if gpus > 1 and backend.trains(run):   # the toolkit's multi-GPU settings
                 extra = {**(extra or {}), **backend.distributed(run, self.profile.name,
                                                                  gpus, extra)}
-            trained = backend.train(
-                run, self.profile.name, data, run_dir, unit.seed, threads=threads,
-                extra=extra, show=self.show)
+            finished = run_dir / "train.json"   # a finished training (re)writes it
+            before = timings.stamp(finished)
+            with (self.timed("train", lambda: timings.stamp(finished) != before,
+                             unit=unit.path, threads=threads)
+                  if backend.trains(run) else contextlib.nullcontext()):
+                trained = backend.train(
+                    run, self.profile.name, data, run_dir, unit.seed, threads=threads,
+                    extra=extra, show=self.show)
             checkpoint, model_data = trained["checkpoint"], data
         else:
             source = self._finished[unit.model_from]
@@ -401,7 +471,8 @@ class Runner:
         wrap = self.wrap_model(unit) if self.wrap_model is not None else None
         ctx = Context(self.study, self.profile, unit, run, run_dir, data, checkpoint, model_data,
                       trained, deps, self.show, wrap, self.decoding)
-        evaluated = self.study.evaluate(ctx)
+        with self.timed("evaluate", unit=unit.path, threads=threads):
+            evaluated = self.study.evaluate(ctx)
         backend = get_backend(run.toolkit)
         usage = backend.usage(run_dir)   # what asking the model cost
         if usage is None and unit.model_from:   # asked of another unit's model: counted
@@ -414,8 +485,6 @@ class Runner:
     def provenance(self, unit: Unit, run: Run, data: Dataset, checkpoint: str,
                    trained: dict | None) -> dict:
         """The record every result starts with."""
-        if self._revision is None:
-            self._revision = git_revision() or "unknown"
         return {"study": self.study.name, "profile": self.profile.name, "part": unit.part,
                 "unit": unit.path, "run": run.name, "architecture": run.architecture,
                 "toolkit": run.toolkit, "paper_setup": run.paper_setup, "seed": unit.seed,
@@ -432,7 +501,7 @@ class Runner:
                                           "evaluate_only")),
                 "system": self.system(run),
                 "generation": dict(unit_decoding(self.profile, run, self.decoding).given),
-                "config_version": self.study.config_version, "git": self._revision,
+                "config_version": self.study.config_version, "git": self.revision(),
                 **unit.params}
 
     # ------------------------------------------------------------------ results

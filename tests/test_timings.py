@@ -1,0 +1,192 @@
+"""Where a run's time goes (compsuite/timings.py): each step of ``compsuite run`` recorded
+by phase in the profile's timings.jsonl, a second run's steps recorded as skipped, and
+the table ``compsuite times`` prints.  The example study (docs/example_study) is the run:
+its tiny profile trains two units side by side in seconds."""
+import json
+import signal
+
+import pytest
+
+from compsuite import timings
+from compsuite.cli import main
+from compsuite.processes import Stopped
+
+
+def roots(tmp_path, *extra: str) -> list[str]:
+    return ["--profile", "tiny", "--data-root", str(tmp_path / "DATA"), "--runs-root",
+            str(tmp_path / "runs"), "--results-root", str(tmp_path / "results"), *extra]
+
+
+def lines(tmp_path) -> list[dict]:
+    return timings.read(tmp_path / "runs" / "majority" / "tiny" / timings.FILE)
+
+
+def by_phase(rows: list[list]) -> dict[str, list]:
+    return {row[0]: row[1:] for row in rows}
+
+
+def test_a_run_records_every_phase_and_a_second_run_its_skipped_steps(tmp_path, capsys):
+    assert main(["run", "majority", "--quiet", *roots(tmp_path, "--jobs", "2")]) == 0
+    first = lines(tmp_path)
+    done = [r for r in first if r["status"] == "done"]
+    assert {r["phase"] for r in done} == {*timings.PHASES, timings.COMMAND}
+    assert all(r["wall_s"] > 0 for r in done)
+    units = ["bow-sklearn/seed1", "bow-sklearn/seed2"]
+    for phase in ("train", "evaluate"):
+        assert sorted(r["unit"] for r in done if r["phase"] == phase) == units
+    assert sorted(r["seed"] for r in done if r["phase"] == "data") == [1, 2]
+    assert len({r["git"] for r in first}) == 1
+    assert all(r["threads"] == 1 and r["jobs"] == 2 for r in first)
+    command = [r for r in first if r["phase"] == timings.COMMAND]
+    assert len(command) == 1 and command[0]["status"] == "done"
+    assert 0 < command[0]["startup_s"] < command[0]["wall_s"]
+    assert command[0]["wall_s"] >= timings.covered(done[:-1])   # it holds its steps
+
+    assert main(["run", "majority", "--quiet", *roots(tmp_path, "--jobs", "2")]) == 0
+    second = lines(tmp_path)
+    assert second[:len(first)] == first   # the earlier lines are kept
+    again = second[len(first):]
+    assert {r["phase"] for r in again if r["status"] == "done"} == {"report", timings.COMMAND}
+    assert sorted(r["unit"] for r in again if r["phase"] == "evaluate") == units
+    assert all(r["status"] == "skipped" for r in again if r["phase"] in ("data", "evaluate"))
+    before, after = by_phase(timings.summary(first)), by_phase(timings.summary(second))
+    for phase in ("data", "train", "evaluate"):   # not doubled: the skipped add nothing
+        assert after[phase][0] == before[phase][0] and after[phase][2] == before[phase][2]
+    assert after["evaluate"][1] == before["evaluate"][1] + 2
+    assert after["report"][0] == 2   # each run writes its report again
+
+    capsys.readouterr()
+    assert main(["report", "majority", "--profile", "tiny", "--runs-root",
+                 str(tmp_path / "runs"), "--results-root", str(tmp_path / "results")]) == 0
+    assert lines(tmp_path) == second   # the steps of compsuite run only
+
+
+def test_a_stopped_run_keeps_its_lines_and_the_resumed_one_skips_the_finished_training(
+        tmp_path, monkeypatch, capsys):
+    """A step that a stop cuts short records nothing; the command records that it was
+    stopped; resumed, the trainings train.json holds are skipped, the evaluations done."""
+    from compsuite.registry import get_study
+
+    def stop(self, ctx):
+        raise Stopped(signal.SIGTERM)
+
+    study = type(get_study("majority"))
+    evaluate = study.evaluate
+    monkeypatch.setattr(study, "evaluate", stop)
+    assert main(["run", "majority", "--quiet", *roots(tmp_path, "--jobs", "1")]) == 143
+    first = lines(tmp_path)
+    assert [(r["phase"], r["status"]) for r in first if r["phase"] != "data"] == [
+        ("train", "done"), ("command", "stopped")]
+
+    monkeypatch.setattr(study, "evaluate", evaluate)
+    assert main(["run", "majority", "--quiet", *roots(tmp_path, "--jobs", "1")]) == 0
+    again = lines(tmp_path)[len(first):]
+    steps = [(r["phase"], r.get("unit"), r["status"]) for r in again
+             if r["phase"] in ("train", "evaluate")]
+    assert steps == [("train", "bow-sklearn/seed1", "skipped"),
+                     ("evaluate", "bow-sklearn/seed1", "done"),
+                     ("train", "bow-sklearn/seed2", "done"),
+                     ("evaluate", "bow-sklearn/seed2", "done")]
+
+
+@pytest.mark.parametrize("study", ["ctlpp"])   # the session's tiny run, two side by side
+def test_a_studys_tiny_run_records_every_phase_and_its_table(study, tiny_study, capsys):
+    """A suite study's tiny run: every phase done in positive time; one training step
+    per unit that trains, holding the toolkit's own training time (result.json's
+    train_wall_s), one evaluation per unit; the command's interval holds its steps."""
+    t = tiny_study(study)
+    assert t.returncode == 0
+    records = timings.read(t.runs / timings.FILE)
+    done = [r for r in records if r["status"] == "done"]
+    assert {r["phase"] for r in done} == {*timings.PHASES, timings.COMMAND}
+    assert all(r["wall_s"] > 0 for r in done)
+    results = {p.parent.relative_to(t.runs).as_posix(): json.loads(p.read_text())
+               for p in t.runs.rglob("result.json")}
+    assert sorted(r["unit"] for r in done if r["phase"] == "evaluate") == sorted(results)
+    trained = {r["unit"]: r["wall_s"] for r in done if r["phase"] == "train"}
+    assert sorted(trained) == sorted(u for u, res in results.items() if res["train_wall_s"])
+    # (a backend rounds train_wall_s to a tenth of a second)
+    assert all(trained[u] >= results[u]["train_wall_s"] - 0.05 for u in trained)
+    (command,) = [r for r in records if r["phase"] == timings.COMMAND]
+    assert all(command["start"] <= r["start"] and r["start"] + r["wall_s"] <=
+               command["start"] + command["wall_s"] + 0.01 for r in done)
+    assert main(["times", study, "--profile", "tiny", "--runs-root", str(t.root / "runs")]) == 0
+    table = [line.split("|")[1].strip() for line in capsys.readouterr().out.splitlines()
+             if line.startswith("|")]
+    assert table[2:] == [*timings.PHASES, "start-up", "other", "total"]
+
+
+def at(t: float) -> str:
+    return timings.utc(1_800_000_000 + t)
+
+
+def write(path, records: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+#: a run with two trainings side by side (10 s each, 5 s apart) and a resumed command
+RECORDS = [
+    {"phase": "command", "status": "stopped", "wall_s": 30.0, "startup_s": 1.0,
+     "started_at": at(0), "git": "abc", "threads": 1, "jobs": 2},
+    {"phase": "data", "dataset": "d", "seed": 1, "status": "done", "wall_s": 4.0,
+     "started_at": at(1)},
+    {"phase": "train", "unit": "a", "status": "done", "wall_s": 10.0, "started_at": at(5)},
+    {"phase": "train", "unit": "b", "status": "done", "wall_s": 10.0, "started_at": at(10)},
+    {"phase": "evaluate", "unit": "a", "status": "done", "wall_s": 3.0, "started_at": at(15)},
+    {"phase": "command", "status": "done", "wall_s": 10.0, "startup_s": 2.0,
+     "started_at": at(100), "git": "abc", "threads": 1, "jobs": 2},
+    {"phase": "data", "dataset": "d", "seed": 1, "status": "skipped", "wall_s": 0.5,
+     "started_at": at(102)},
+    {"phase": "evaluate", "unit": "a", "status": "skipped", "wall_s": 0.0, "started_at": at(103)},
+    {"phase": "evaluate", "unit": "b", "status": "done", "wall_s": 2.0, "started_at": at(104)},
+    {"phase": "report", "results": "r", "status": "done", "wall_s": 1.0, "started_at": at(107)},
+]
+
+
+def test_times_prints_step_time_and_elapsed_wall_by_phase(tmp_path, capsys):
+    write(tmp_path / "runs" / "majority" / "quick" / timings.FILE, RECORDS)
+    assert main(["times", "majority", "--runs-root", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("majority (quick): 2 compsuite run command(s)")
+    table = [line for line in out.splitlines() if line.startswith("|")]
+    # the trainings overlap from 10 s to 15 s; other: the commands' 40 s less their 3 s
+    # of start-up and the 22 s the steps done cover (evaluate a lies within train b)
+    assert [[c.strip() for c in line.strip("|").split("|")] for line in table[2:]] == [
+        ["data", "1", "1", "4.0", "4.0"],
+        ["train", "2", "0", "20.0", "15.0"],
+        ["evaluate", "2", "1", "5.0", "5.0"],
+        ["report", "1", "0", "1.0", "1.0"],
+        ["start-up", "–", "–", "3.0", "3.0"],
+        ["other", "–", "–", "15.0", "15.0"],
+        ["total", "6", "2", "48.0", "40.0"],
+    ]
+
+
+@pytest.mark.parametrize("line, why", [
+    ("{not json", "not JSON"),
+    ("[1, 2]", "not a JSON object"),
+    ('{"phase": "training", "status": "done", "wall_s": 1, "started_at": "%s"}' % at(0),
+     "phase 'training'"),
+    ('{"phase": "train", "status": "done", "wall_s": -1, "started_at": "%s"}' % at(0),
+     "wall_s -1"),
+    ('{"phase": "train", "status": "done", "wall_s": 1}', "started_at None"),
+    ('{"phase": "command", "status": "done", "wall_s": 9, "startup_s": "2", "started_at": '
+     '"%s"}' % at(0), "startup_s '2'"),
+    ('{"phase": "train", "status": "done", "wall_s": 1, "started_at": "2026-01-01T00:00"}',
+     "started_at '2026-01-01T00:00' has no time zone"),
+])
+def test_a_malformed_timings_line_is_one_line_naming_file_and_line(tmp_path, capsys, line,
+                                                                    why):
+    path = tmp_path / "runs" / "majority" / "quick" / timings.FILE
+    write(path, RECORDS[:1])
+    path.write_text(path.read_text() + line + "\n")
+    assert main(["times", "majority", "--runs-root", str(tmp_path / "runs")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}, line 2: {why}" in err, err
+
+
+def test_times_without_a_run_says_what_to_run(tmp_path, capsys):
+    assert main(["times", "majority", "--runs-root", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert "no timings under" in err and "compsuite run majority --profile quick" in err
