@@ -15,7 +15,8 @@ a process of its own, in alternating rounds:
 * ``trainer``: the suite's training (its ``TrainingArguments``, examples and padding;
   batch 32, AdamW, a step logged every update), kernels pinned as the suite pins them;
 * ``bare``: the same model and batches (the Trainer's own data loader), AdamW, the
-  gradient clipped at 1.0 as the Trainer clips it, no Trainer;
+  gradient clipped at 1.0 as the Trainer clips it, no Trainer (and no learning-rate
+  schedule: it changes the numbers, not the work);
 * ``grouped``: the suite's training with the Trainer's length-grouped sampler
   (``train_sampling_strategy: group_by_length``): other batches, another training;
 * ``machine``: the suite's training with the kernels torch and MKL choose for this CPU
