@@ -8,18 +8,18 @@ number of updates as the suite trains it, against a bare PyTorch loop of the sam
 The models are by default PCFG SET's quick ``transformer-fairseq`` (fairseq) and
 ``lstms2s-onmt`` (OpenNMT-py), on the data the profile's first unit that trains each
 trains it on (generated and written by the suite's runner into ``--data-root``, a
-temporary folder by default; not timed).  Each training is the suite's own: the backend's ``train`` (the
-``fairseq-train`` command it writes to ``command.txt``, the ``onmt_train`` config it
-writes to ``config.yaml``), one CPU thread (the suite's ``--threads 1``), the kernels
-pinned as ``compsuite`` pins them (compsuite/kernels.py), with a test's training options
-(``extra``) to set the updates and, in the measuring variants, the validations and
-checkpoints.  Each round runs, per toolkit, in this order:
+temporary folder by default; not timed).  Each training is the suite's own: the
+backend's ``train`` (the ``fairseq-train`` command it writes to ``command.txt``, the
+``onmt_train`` config it writes to ``config.yaml``), one CPU thread (the suite's
+``--threads 1``), the kernels pinned as ``compsuite`` pins them (compsuite/kernels.py),
+with a test's training options (``extra``) to set the updates and, in the measuring
+variants, the validations and checkpoints.  Each round runs, per toolkit, in this order:
 
 * ``suite``: ``--updates`` updates with the profile's validation and checkpoint settings;
 * ``off``: the same without validation and with one checkpoint, at the end;
-* ``off x2``: ``off`` with twice the updates: the update's time is the difference / N;
 * ``validation``: ``off`` with a validation every N / ``--events`` updates: one
-  validation's time is the difference from ``off`` / the validations the log shows;
+  validation's time is the difference of the loops (below) from ``off``'s / the
+  validations the log shows;
 * ``checkpoints``: ``off`` with a checkpoint every N / ``--events`` updates, likewise;
 * ``start-up``: the suite's command with ``--help`` (python, the toolkit's imports, its
   options parsed);
@@ -29,13 +29,16 @@ checkpoints.  Each round runs, per toolkit, in this order:
   the run decays weights, with the run's lr, betas and gradient clipping), one thread,
   and runs N updates (forward, the toolkit's loss, backward, step).
 
-The suite's parts are medians over the rounds: start-up; updates (N x the update's
-time); validation and checkpoint writing (the suite run's count from its log x the time
-of one); data loading and set-up, the rest of the ``suite`` run's wall time (loading and
-batching the data, building the model, logging, the process's exit).  The bare loop
-times its own parts.  Printed: the table of parts, the ratio suite / bare of the wall
-times and of one update (the toolkit's own cost per update).  Nothing is compared with a
-threshold: it measures (figures in docs/benchmarks.md).
+The suite's parts are medians over the rounds: start-up; validation and checkpoint
+writing (the suite run's count from its log x the time of one); updates, the rest of
+the training's loop as the toolkit's log times it (fairseq-train's "done training in";
+onmt_train's "Start training loop" to its last checkpoint: the loop in which OpenNMT-py
+also starts its batch loader's processes and fills its buckets); data loading and
+set-up, the rest of the ``suite`` run's wall time (reading the data, building the
+model, the process's exit).  The bare loop times its own parts.  Printed: the table of
+parts, the ratio suite / bare of the wall times and of one update (the toolkit's own
+cost per update).  Nothing is compared with a threshold: it measures (figures in
+docs/benchmarks.md).
 """
 from __future__ import annotations
 
@@ -79,14 +82,43 @@ def options(toolkit: str, variant: str, n: int, events: int) -> dict:
                 "checkpoints": {"save_checkpoint_steps": every}}
     if variant == "suite":
         return {steps: n}
-    if variant == "off x2":
-        return {**off, steps: 2 * n}
     return {**off, **more.get(variant, {}), steps: n}
 
 
 #: toolkit -> (a validation's log line, a checkpoint's log line)
 EVENTS = {"fairseq": (re.compile(r"valid on '([^']+)' subset"), re.compile(r"Saved checkpoint")),
           "onmt": (re.compile(r"Validation perplexity"), re.compile(r"Saving checkpoint"))}
+
+
+#: onmt_train's log lines: their time, and what they say
+ONMT_LINE = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) INFO\] (.*)")
+
+
+def loop_time(toolkit: str, log: Path) -> float:
+    """The seconds of a training's loop (updates, validations, checkpoints), by the
+    toolkit's own log: fairseq-train's "done training in S seconds" (its timer around
+    the loop over epochs); onmt_train's time from "Start training loop" to its last
+    "Saving checkpoint" (OpenNMT-py starts its batch loader's processes inside it)."""
+    from datetime import datetime
+
+    text = log.read_text(encoding="utf-8", errors="replace")
+    if toolkit == "fairseq":
+        found = re.findall(r"done training in ([\d.]+) seconds", text)
+        if not found:
+            raise SystemExit(f"bench_training: {log} says no 'done training in'")
+        return float(found[-1])
+    start = end = None
+    for line in text.splitlines():
+        if m := ONMT_LINE.match(line):
+            at = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S").timestamp() \
+                + int(m.group(2)) / 1000
+            if m.group(3).startswith("Start training loop"):
+                start = at
+            elif m.group(3).startswith("Saving checkpoint"):
+                end = at
+    if start is None or end is None:
+        raise SystemExit(f"bench_training: {log} has no training loop and checkpoint")
+    return end - start
 
 
 def count_events(toolkit: str, log: Path) -> tuple[int, int]:
@@ -191,10 +223,11 @@ def bare(toolkit: str, run_dir: Path, n: int) -> dict:
 def round_of(toolkit: str, model, profile: str, n: int, events: int, folder: Path) -> dict:
     """One round of every variant of one toolkit: wall times and the logs' event counts."""
     out = {}
-    for variant in ("suite", "off", "off x2", "validation", "checkpoints"):
-        run_dir = folder / variant.replace(" ", "")
+    for variant in ("suite", "off", "validation", "checkpoints"):
+        run_dir = folder / variant
         wall = train(toolkit, model, profile, run_dir, options(toolkit, variant, n, events))
-        out[variant] = {"wall": wall, "events": count_events(toolkit, run_dir / "train.log")}
+        out[variant] = {"wall": wall, "events": count_events(toolkit, run_dir / "train.log"),
+                        "loop": loop_time(toolkit, run_dir / "train.log")}
     out["start-up"] = start_up(command_of(toolkit, folder / "suite"))
     out["bare"] = bare(toolkit, folder / "suite", n)
     return out
@@ -204,32 +237,31 @@ def round_of(toolkit: str, model, profile: str, n: int, events: int, folder: Pat
 def parts(rounds: list[dict], n: int) -> dict:
     """The suite run's parts and the bare loop's, medians over the rounds."""
     med = lambda f: statistics.median(f(r) for r in rounds)   # noqa: E731
-    wall = med(lambda r: r["suite"]["wall"])
-    off = med(lambda r: r["off"]["wall"])
-    update = (med(lambda r: r["off x2"]["wall"]) - off) / n
+    wall, loop = med(lambda r: r["suite"]["wall"]), med(lambda r: r["suite"]["loop"])
+    off = med(lambda r: r["off"]["loop"])
     validations, checkpoints = rounds[0]["suite"]["events"]
 
-    def per_event(variant: str, i: int) -> float:
+    def per_event(variant: str, i: int) -> float:   # by the loops: start-ups vary more
         extra = rounds[0][variant]["events"][i] - rounds[0]["off"]["events"][i]
-        return (med(lambda r: r[variant]["wall"]) - off) / extra if extra > 0 else 0.0
+        return (med(lambda r: r[variant]["loop"]) - off) / extra if extra > 0 else 0.0
 
     one_validation, one_checkpoint = per_event("validation", 0), per_event("checkpoints", 1)
     suite = {"start-up": med(lambda r: r["start-up"]),
              "validation": validations * one_validation,
-             "checkpoint writing": checkpoints * one_checkpoint, "updates": n * update}
-    suite["data loading and set-up"] = wall - sum(suite.values())
+             "checkpoint writing": checkpoints * one_checkpoint}
+    suite["updates"] = loop - suite["validation"] - suite["checkpoint writing"]
+    suite["data loading and set-up"] = wall - loop - suite["start-up"]
     bare_parts = {p: med(lambda r: r["bare"][p]) for p in (*PARTS, "exit", "wall")}
     bare_parts["data loading and set-up"] += bare_parts.pop("exit")   # as in the suite's
     bare_wall = bare_parts.pop("wall")
-    return {"updates": n, "suite": {"wall": wall, "parts": suite,
+    update, bare_update = suite["updates"] / n, bare_parts["updates"] / n
+    return {"updates": n, "suite": {"wall": wall, "loop": loop, "parts": suite,
                                     "validations": validations, "checkpoints": checkpoints,
                                     "one_validation_s": one_validation,
                                     "one_checkpoint_s": one_checkpoint,
                                     "one_update_s": update},
-            "bare": {"wall": bare_wall, "parts": bare_parts, "one_update_s":
-                     bare_parts["updates"] / n},
-            "ratio": wall / bare_wall,
-            "update_ratio": update / (bare_parts["updates"] / n)}
+            "bare": {"wall": bare_wall, "parts": bare_parts, "one_update_s": bare_update},
+            "ratio": wall / bare_wall, "update_ratio": update / bare_update}
 
 
 def table(report: dict) -> str:

@@ -22,7 +22,6 @@ def test_variant_options():
     assert bench.options("fairseq", "suite", 300, 5) == {"max_update": 300}
     off = bench.options("fairseq", "off", 300, 5)
     assert off["disable_validation"] and off["max_update"] == 300
-    assert bench.options("fairseq", "off x2", 300, 5)["max_update"] == 600
     val = bench.options("fairseq", "validation", 300, 5)
     assert val["disable_validation"] is None and val["validate_interval_updates"] == 60
     assert bench.options("onmt", "checkpoints", 300, 5)["save_checkpoint_steps"] == 60
@@ -38,6 +37,18 @@ def test_count_events(tmp_path):
     log.write_text("Validation perplexity: 3\nValidation accuracy: 4\n"
                    "Saving checkpoint m_step_2.pt\nSaving checkpoint m_step_4.pt\n")
     assert bench.count_events("onmt", log) == (1, 2)
+
+
+def test_loop_time(tmp_path):
+    bench = load_bench()
+    log = tmp_path / "train.log"
+    log.write_text("2026-11-29 12:00:00 | INFO | fairseq_cli.train | done training in 24.5 "
+                   "seconds\n")
+    assert bench.loop_time("fairseq", log) == 24.5
+    log.write_text("[2026-11-29 12:00:01,250 INFO] Start training loop and validate every 6\n"
+                   "[2026-11-29 12:00:02,000 INFO] Saving checkpoint m_step_6.pt\n"
+                   "[2026-11-29 12:00:04,500 INFO] Saving checkpoint m_step_12.pt\n")
+    assert bench.loop_time("onmt", log) == pytest.approx(3.25)
 
 
 def test_tiny_run(tmp_path, capsys):
@@ -57,6 +68,7 @@ def test_tiny_run(tmp_path, capsys):
             assert sum(parts.values()) == pytest.approx(r[side]["wall"])
             assert 0 < parts["start-up"] < r[side]["wall"]
         assert r["bare"]["parts"]["updates"] > 0
+        assert 0 < r["suite"]["loop"] < r["suite"]["wall"]
         assert r["ratio"] == pytest.approx(r["suite"]["wall"] / r["bare"]["wall"])
         raw = report["raw"][toolkit][0]
         # the measuring variants: validations and checkpoints beyond the "off" run's
