@@ -16,7 +16,7 @@ data=$1; out=$2; model=$3; seed=$4; shift 4
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${COMPSUITE_VENV:-$ROOT/.venv}/bin"
 case "$model" in
-  ndr) own=(--clip-norm 1.0 --gate-dropout 0.1 --weight-decay 0.0) ;;
+  ndr) own=(--clip-norm 1.0 --gate-dropout 0.1 --weight-decay 0.0 --test-layers 5) ;;
   transformer) own=(--clip-norm 5.0 --weight-decay 0.0025) ;;
   *) echo "ctlpp_quick_search.sh: MODEL is transformer or ndr, not '$model'" >&2; exit 2 ;;
 esac
