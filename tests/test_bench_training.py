@@ -65,8 +65,14 @@ def test_tiny_run(tmp_path, capsys):
         for side in ("suite", "bare"):
             parts = r[side]["parts"]
             assert set(parts) == set(bench.PARTS)
-            assert sum(parts.values()) == pytest.approx(r[side]["wall"])
-            assert 0 < parts["start-up"] < r[side]["wall"]
+            assert parts["start-up"] > 0
+        # the bare loop's parts are marks on one clock within its process's wall time;
+        # the suite's start-up is a run of its own (`--help`), and its updates and data
+        # loading are differences of separate runs, so at two updates on a busy machine
+        # they can come out above the wall time or below zero: not checked here
+        bare = r["bare"]["parts"]
+        assert all(v >= 0 for v in bare.values())
+        assert bare["start-up"] + bare["updates"] < r["bare"]["wall"]
         assert r["bare"]["parts"]["updates"] > 0
         assert 0 < r["suite"]["loop"] < r["suite"]["wall"]
         assert r["ratio"] == pytest.approx(r["suite"]["wall"] / r["bare"]["wall"])
