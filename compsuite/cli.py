@@ -216,7 +216,7 @@ def cmd_run(a) -> int:
                   f"{', '.join(empty)}", file=sys.stderr)
     if not units:
         return _fail("nothing to run: the selection leaves no units", 2)
-    with runner.command(getattr(a, "started", None)):   # its wall time, in timings.jsonl
+    with runner.command(getattr(a, "started", None)) as outcome:   # in timings.jsonl
         runner.run(units)
         if getattr(runner.executor, "detach", False):   # submitted: its jobs run on
             where = shlex.join(["--profile", runner.profile.name, "--runs-root", a.runs_root])
@@ -226,7 +226,8 @@ def cmd_run(a) -> int:
                   + " (it waits for them), or the same run command without --detach",
                   file=sys.stderr)
             return 0
-        return cmd_report(a, study)
+        outcome["code"] = cmd_report(a, study)
+    return outcome["code"]
 
 
 def cmd_report(a, study=None) -> int:
@@ -393,24 +394,27 @@ def cmd_times(a) -> int:
 
     runner = _runner(a)
     path = runner.runs_dir / timings.FILE
-    if not path.is_file():
+    if not timings.files(path):   # the main file, or the Slurm jobs' files beside it
         return _fail(f"no timings under {runner.runs_dir} ({timings.FILE}); run "
                      f"'compsuite run {runner.study.name} --profile {runner.profile.name}' "
                      "first", 2)
     records = timings.read(path)
     commands = [r for r in records if r["phase"] == timings.COMMAND]
+    jobs = len(timings.files(path)) - path.is_file()
+    where = f"{path} and {jobs} Slurm job file(s) in {timings.JOBS_DIR}" if jobs else path
 
     def seen(key: str) -> str:
         return ", ".join(dict.fromkeys(str(r.get(key)) for r in commands)) or "–"
 
     print(f"{runner.study.name} ({runner.profile.name}): {len(commands)} compsuite run "
-          f"command(s) in {path} (git {seen('git')}; threads {seen('threads')}, jobs "
+          f"command(s) in {where} (git {seen('git')}; threads {seen('threads')}, jobs "
           f"{seen('jobs')})\n")
     print(markdown_table(["phase", "steps", "skipped", "step time (s)", "elapsed (s)"],
                          [[phase, n, skipped, f"{step_s:.1f}", f"{wall_s:.1f}"]
                           for phase, n, skipped, step_s, wall_s in timings.summary(records)]))
-    print("step time: the seconds of the steps done, added up; elapsed: the wall time "
-          "they cover (steps side by side count once); skipped: steps found stored; "
+    print("steps: those that ran (done, or stopped or failed part way); step time: "
+          "their seconds, added up; elapsed: the wall time they cover (steps side by "
+          "side count once); skipped: steps found stored; "
           f"start-up: {timings.STARTUP}; other: {timings.OTHER}")
     return 0
 

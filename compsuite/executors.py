@@ -57,10 +57,12 @@ def run_unit(spec: dict) -> str:
     prepared checked (a job refuses data that are missing or differ: it never
     generates them), the needed units' results read back, then the unit executed (its
     ``result.json`` written) with ``spec["threads"]`` threads and ``spec["gpus"]``
-    GPUs, in the folder the submitting command ran in (``spec["cwd"]``).  Returns the
-    unit's path."""
+    GPUs, in the folder the submitting command ran in (``spec["cwd"]``).  Its steps are
+    recorded in a file of its own (:func:`compsuite.timings.job_file`), the data it
+    only finds not at all.  Returns the unit's path."""
     import os
 
+    from compsuite import timings
     from compsuite.foundation.dataset import digest, read_manifest
     from compsuite.registry import get_study
     from compsuite.runner import Runner, with_requirements
@@ -101,7 +103,9 @@ def run_unit(spec: dict) -> str:
     unit = by_path[spec["unit"]]
     needed = with_requirements(by_path, list(unit.requires))
     closure = [by_path[p] for p in by_path if p in needed] + [unit]
+    runner.timings = None   # the submitting command recorded the data steps
     runner.prepare(closure)   # finds them: their manifests match
+    runner.timings = timings.job_file(runner.runs_dir)   # the job's own file
     for u in closure:
         data = runner.dataset(u)
         if data.checksum() != spec["data"][f"{u.dataset}/{u.seed}"]["sha256"]:

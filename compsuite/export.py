@@ -139,6 +139,7 @@ def export(study, profile: str, out: Path, data_root: Path, *, parts=None, seeds
         with tempfile.TemporaryDirectory(prefix="compsuite-export-") as work:
             runner = Runner(study, profile, data_root=data_root, runs_root=Path(work),
                             show=show)
+            runner.timings = None   # timings.jsonl holds the steps of compsuite run
             name = "export"
             system_run(study, name, answers_backend(), {"mode": "record",
                                                         "inputs": str(part.resolve())})
@@ -247,6 +248,7 @@ def score(study, profile: str, inputs: Path, answers: Path, *, runs_root: Path,
         raise DataError(f"{answers}: no such folder (the answers: <unit>/<name>.hyp)")
     runner = Runner(study, profile, data_root=data_root,
                     runs_root=Path(runs_root) / "scored", show=show)
+    runner.timings = None   # timings.jsonl holds the steps of compsuite run
     system_run(study, name, answers_backend(), {
         "mode": "replay", "inputs": str(Path(inputs).resolve()),
         "answers": str(Path(answers).resolve())})

@@ -24,6 +24,7 @@ Layout::
     DATA/<study>/...                          (the study decides; raw/ + toolkit folders)
     runs/<study>/<profile>/<unit path>/       (config, logs, checkpoints, result.json)
     runs/<study>/<profile>/timings.jsonl      (each step's wall time: compsuite/timings.py)
+    runs/<study>/<profile>/timings.d/         (each Slurm job's steps, a file per job)
     results/<study>/<profile>/                (the report: report.md, report.json, *.png)
 """
 from __future__ import annotations
@@ -179,7 +180,8 @@ class Runner:
         self._data: dict[tuple[str, int], Dataset] = {}
         self._finished: dict[str, Finished] = {}
         self._revision: str | None = None
-        #: where each step's wall time is recorded (:mod:`compsuite.timings`); None: not
+        #: where each step's wall time is recorded (:mod:`compsuite.timings`; a Slurm
+        #: job's own file: :func:`compsuite.timings.job_file`); None: not
         self.timings: Path | None = self.runs_dir / timings.FILE
         #: when this runner began to run units (holding the locks); None: it has not
         self.began: float | None = None
@@ -336,16 +338,17 @@ class Runner:
         return lambda: timings.stamps(folder) != before
 
     @contextlib.contextmanager
-    def command(self, started: float | None = None) -> Iterator[None]:
+    def command(self, started: float | None = None) -> Iterator[dict]:
         """The block, the rest of a command that began at ``started`` (default: now),
         recorded in :attr:`timings` as its phase ``command`` (done, stopped or failed;
         ``startup_s``: its time before this runner began) once this runner has begun to
-        run units."""
+        run units.  It yields a dict whose ``code`` the block sets to the command's
+        return code (0 unless set): a command that returns another is failed."""
         started = time.time() if started is None else started
-        status = "failed"
+        status, outcome = "failed", {"code": 0}
         try:
-            yield
-            status = "done"
+            yield outcome
+            status = "done" if outcome["code"] == 0 else "failed"
         except (Stopped, KeyboardInterrupt):
             status = "stopped"
             raise

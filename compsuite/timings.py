@@ -6,17 +6,22 @@ The runner appends one JSON line per step to ``runs/<study>/<profile>/timings.js
 ``unit``, ``results``), ``status`` (``done``; ``skipped`` when it found its output
 stored), ``wall_s``, ``started_at`` (UTC), ``git``, ``threads`` and ``jobs``.  The
 command adds one line of its own (phase ``command``: its whole wall time, ``done``,
-``stopped`` or ``failed``; ``startup_s``, its time before the runner began).  Each line
-is written whole, with one ``write`` to a file opened for appending, so an interrupted
-run keeps its earlier lines and a resumed one adds its own; steps that run side by side
-(``jobs`` above 1) each record their own interval, from which the table gives both the
-seconds the steps add up to and the wall time they cover.
+``stopped`` or ``failed``; ``startup_s``, its time before the runner began).  A step
+cut short is recorded too, ``stopped`` or ``failed``, and its time counts in its phase.
+Each line is written whole, with one ``write`` to a file opened for appending, so an
+interrupted run keeps its earlier lines and a resumed one adds its own; a Slurm job
+writes its unit's steps to a file of its own (:func:`job_file`), which :func:`read`
+reads with the main one.  Steps that run side by side (``jobs`` above 1) each record
+their own interval, from which the table gives both the seconds the steps add up to
+and the wall time they cover.
 """
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
+import socket
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,6 +31,8 @@ from compsuite.foundation.errors import DataError
 from compsuite.foundation.manifest import MANIFEST
 
 FILE = "timings.jsonl"
+#: the folder beside :data:`FILE` that holds one file per Slurm job (:func:`job_file`)
+JOBS_DIR = "timings.d"
 #: the phases of a run's steps, in the table's order
 PHASES = {
     "data": "generating a dataset, or writing a toolkit's format of it",
@@ -55,6 +62,20 @@ def append_line(path: Path, text: str) -> None:
         os.close(fd)
 
 
+def job_file(runs_dir: Path) -> Path:
+    """Where a unit's job elsewhere (a Slurm job) records its steps: a file of its own
+    in :data:`JOBS_DIR` of the profile's runs folder, named by its Slurm job
+    (``<array>_<index>``, else ``SLURM_JOB_ID``) or else by host and process: jobs on
+    several nodes appending to one file on a shared file system (NFS) could mix their
+    lines."""
+    env = os.environ
+    if env.get("SLURM_ARRAY_JOB_ID") and env.get("SLURM_ARRAY_TASK_ID"):
+        name = f"{env['SLURM_ARRAY_JOB_ID']}_{env['SLURM_ARRAY_TASK_ID']}"
+    else:
+        name = env.get("SLURM_JOB_ID") or f"{socket.gethostname()}-{os.getpid()}"
+    return runs_dir / JOBS_DIR / f"{name}.jsonl"
+
+
 def utc(t: float) -> str:
     """The time ``t`` (seconds since the epoch) as the records write it: ISO 8601, UTC."""
     return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="microseconds")
@@ -72,10 +93,17 @@ def step(path: Path | None, phase: str, did_work: Callable[[], bool] | None = No
          **what: Any) -> Iterator[None]:
     """Time the block as a step of ``phase`` and record it in ``path`` (None: not
     recorded): ``done``, or ``skipped`` where ``did_work`` (asked after the block) says
-    it wrote nothing.  A block that raises (a failed or stopped step) records nothing:
-    the run does it again when it resumes."""
+    it wrote nothing.  A block that raises is recorded as ``stopped`` (a BaseException
+    that is no Exception: Ctrl-C, SystemExit, the suite's ``Stopped``) or ``failed``,
+    and the exception goes on; the run does the step again when it resumes."""
     started, clock = time.time(), time.perf_counter()
-    yield
+    try:
+        yield
+    except BaseException as e:
+        if path is not None:
+            record(path, phase, started, time.perf_counter() - clock,
+                   "failed" if isinstance(e, Exception) else "stopped", **what)
+        raise
     if path is not None:
         done = did_work is None or did_work()
         record(path, phase, started, time.perf_counter() - clock,
@@ -101,23 +129,35 @@ def stamps(folder: Path) -> dict[str, tuple[int, int] | None]:
 
 
 # ----------------------------------------------------------------------------- reading
+def files(path: Path) -> list[Path]:
+    """The timings files of the runs folder whose main file is ``path``: that file and
+    its Slurm jobs' files (:func:`job_file`), those that exist."""
+    jobs = path.parent / JOBS_DIR
+    return ([path] if path.is_file() else []) + (
+        sorted(jobs.glob("*.jsonl")) if jobs.is_dir() else [])
+
+
 def read(path: Path) -> list[dict]:
-    """The records of ``path``, each checked; a malformed line is a DataError naming
-    the file and the line."""
+    """The records of ``path`` and of its jobs' files (:func:`files`), each checked; a
+    malformed line (one not UTF-8 too) is a DataError naming the file and the line."""
     records = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if line.strip():
-                records.append(checked(line, path, n))
+    for one in files(path):
+        for n, raw in enumerate(one.read_bytes().split(b"\n"), start=1):
+            if raw.strip():
+                records.append(checked(raw, one, n))
     return records
 
 
-def checked(line: str, path: Path, n: int) -> dict:
+def checked(raw: bytes, path: Path, n: int) -> dict:
     """One line of a timings file, read and checked (see :func:`read`)."""
     def bad(why: str) -> DataError:
         return DataError(f"{path}, line {n}: {why} (each line is one step's record, as "
                          "compsuite run writes them; delete the line or the file)")
 
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise bad("not UTF-8") from None
     try:
         r = json.loads(line)
     except ValueError:
@@ -130,8 +170,11 @@ def checked(line: str, path: Path, n: int) -> dict:
         raise bad(f"status {r.get('status')!r} is none of {', '.join(sorted(STATUSES))}")
     for key in ("wall_s", "startup_s") if r["phase"] == COMMAND else ("wall_s",):
         value = r.get(key, 0.0 if key == "startup_s" else None)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or not 0 <= value < math.inf):
             raise bad(f"{key} {value!r} is not a number of seconds")
+    if r["phase"] == COMMAND and r.get("startup_s", 0.0) > r["wall_s"]:
+        raise bad(f"startup_s {r['startup_s']!r} is more than wall_s {r['wall_s']!r}")
     try:
         when = datetime.fromisoformat(r.get("started_at"))
     except (TypeError, ValueError):
@@ -155,13 +198,13 @@ def covered(records: list[dict]) -> float:
 
 
 def summary(records: list[dict]) -> list[list]:
-    """The table's rows: per phase the steps done, those skipped, the seconds the steps
-    done add up to and the wall time they cover; then ``start-up`` (:data:`STARTUP`),
-    ``other`` (:data:`OTHER`) and the total, whose wall time is that of every command
-    and step."""
+    """The table's rows: per phase the steps that ran (``done``, and those ``stopped``
+    or ``failed`` part way), those skipped, the seconds the steps that ran add up to
+    and the wall time they cover; then ``start-up`` (:data:`STARTUP`), ``other``
+    (:data:`OTHER`) and the total, whose wall time is that of every command and step."""
     rows = []
     steps = [r for r in records if r["phase"] in PHASES]
-    done = [r for r in steps if r["status"] == "done"]
+    done = [r for r in steps if r["status"] != "skipped"]
     for phase in PHASES:
         mine = [r for r in done if r["phase"] == phase]
         rows.append([phase, len(mine), sum(r["phase"] == phase for r in steps) - len(mine),

@@ -127,3 +127,5 @@ def test_score_reads_the_answers_again_each_time(export, tmp_path):
     assert score(root, out, hyps) == 0
     assert json.loads(res.read_text())["test_iid"]["accuracy"] == 0.0 <= first
     assert (root / "results/ctlpp/tiny-system/report.md").is_file()
+    # timings.jsonl holds the steps of compsuite run: score records none
+    assert not list((root / "runs").rglob("timings.jsonl"))

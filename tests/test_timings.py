@@ -63,8 +63,7 @@ def test_a_run_records_every_phase_and_a_second_run_its_skipped_steps(tmp_path, 
 
 def test_a_stopped_run_keeps_its_lines_and_the_resumed_one_skips_the_finished_training(
         tmp_path, monkeypatch, capsys):
-    """A step that a stop cuts short records nothing; the command records that it was
-    stopped; resumed, the trainings train.json holds are skipped, the evaluations done."""
+    """A step that a stop cuts short is recorded as stopped, as is the command; resumed, the trainings train.json holds are skipped, the evaluations done."""
     from compsuite.registry import get_study
 
     def stop(self, ctx):
@@ -76,7 +75,7 @@ def test_a_stopped_run_keeps_its_lines_and_the_resumed_one_skips_the_finished_tr
     assert main(["run", "majority", "--quiet", *roots(tmp_path, "--jobs", "1")]) == 143
     first = lines(tmp_path)
     assert [(r["phase"], r["status"]) for r in first if r["phase"] != "data"] == [
-        ("train", "done"), ("command", "stopped")]
+        ("train", "done"), ("evaluate", "stopped"), ("command", "stopped")]
 
     monkeypatch.setattr(study, "evaluate", evaluate)
     assert main(["run", "majority", "--quiet", *roots(tmp_path, "--jobs", "1")]) == 0
@@ -175,12 +174,20 @@ def test_times_prints_step_time_and_elapsed_wall_by_phase(tmp_path, capsys):
      '"%s"}' % at(0), "startup_s '2'"),
     ('{"phase": "train", "status": "done", "wall_s": 1, "started_at": "2026-01-01T00:00"}',
      "started_at '2026-01-01T00:00' has no time zone"),
+    ('{"phase": "train", "status": "done", "wall_s": 1e999, "started_at": "%s"}' % at(0),
+     "wall_s inf is not a number of seconds"),
+    ('{"phase": "train", "status": "done", "wall_s": NaN, "started_at": "%s"}' % at(0),
+     "wall_s nan is not a number of seconds"),
+    ('{"phase": "command", "status": "done", "wall_s": 2, "startup_s": 9, "started_at": '
+     '"%s"}' % at(0), "startup_s 9 is more than wall_s 2"),
+    (b'{"phase": "train", "status": "done", "unit": "\xe9", "wall_s": 1}', "not UTF-8"),
 ])
 def test_a_malformed_timings_line_is_one_line_naming_file_and_line(tmp_path, capsys, line,
                                                                     why):
     path = tmp_path / "runs" / "majority" / "quick" / timings.FILE
     write(path, RECORDS[:1])
-    path.write_text(path.read_text() + line + "\n")
+    raw = line if isinstance(line, bytes) else line.encode("utf-8")
+    path.write_bytes(path.read_bytes() + raw + b"\n")
     assert main(["times", "majority", "--runs-root", str(tmp_path / "runs")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{path}, line 2: {why}" in err, err
@@ -190,3 +197,100 @@ def test_times_without_a_run_says_what_to_run(tmp_path, capsys):
     assert main(["times", "majority", "--runs-root", str(tmp_path / "runs")]) == 2
     err = capsys.readouterr().err
     assert "no timings under" in err and "compsuite run majority --profile quick" in err
+
+
+@pytest.mark.parametrize("error, status", [(ValueError, "failed"),
+                                           (KeyboardInterrupt, "stopped"),
+                                           (SystemExit, "stopped"),
+                                           (lambda: Stopped(signal.SIGTERM), "stopped")])
+def test_a_step_that_raises_is_recorded_stopped_or_failed_and_the_error_goes_on(
+        tmp_path, error, status):
+    path = tmp_path / timings.FILE
+    with pytest.raises(BaseException) as raised:
+        with timings.step(path, "train", unit="a"):
+            raise error()
+    assert not isinstance(raised.value, AssertionError)
+    (r,) = timings.read(path)
+    assert (r["phase"], r["unit"], r["status"]) == ("train", "a", status) and r["wall_s"] >= 0
+
+
+def test_the_time_of_steps_cut_short_counts_in_their_phase_not_in_other(tmp_path):
+    """A training stopped after 20 s and an evaluation that failed after 3 s: their
+    phases' rows, not other, hold that time."""
+    write(tmp_path / timings.FILE, [
+        {"phase": "command", "status": "stopped", "wall_s": 30.0, "startup_s": 1.0,
+         "started_at": at(0)},
+        {"phase": "train", "unit": "a", "status": "stopped", "wall_s": 20.0,
+         "started_at": at(2)},
+        {"phase": "evaluate", "unit": "b", "status": "failed", "wall_s": 3.0,
+         "started_at": at(23)}])
+    rows = by_phase(timings.summary(timings.read(tmp_path / timings.FILE)))
+    assert rows["train"] == [1, 0, 20.0, 20.0] and rows["evaluate"] == [1, 0, 3.0, 3.0]
+    assert rows["other"] == [None, None, 6.0, 6.0]
+
+
+def test_a_run_whose_report_fails_records_its_command_failed(tmp_path, monkeypatch, capsys):
+    from compsuite import cli
+
+    monkeypatch.setattr(cli, "cmd_report", lambda a, study=None: cli._fail("no report"))
+    assert main(["run", "majority", "--quiet", *roots(tmp_path, "--jobs", "1")]) == 1
+    (command,) = [r for r in lines(tmp_path) if r["phase"] == timings.COMMAND]
+    assert command["status"] == "failed"
+
+
+@pytest.mark.parametrize("env, name", [
+    ({"SLURM_JOB_ID": "12", "SLURM_ARRAY_JOB_ID": "7", "SLURM_ARRAY_TASK_ID": "3"}, "7_3"),
+    ({"SLURM_JOB_ID": "12"}, "12"),
+    ({}, None)])
+def test_a_job_records_its_steps_in_a_file_of_its_own(tmp_path, monkeypatch, env, name):
+    import os
+    import socket
+
+    for key in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    name = name or f"{socket.gethostname()}-{os.getpid()}"
+    assert timings.job_file(tmp_path) == tmp_path / timings.JOBS_DIR / f"{name}.jsonl"
+
+
+def test_times_reads_the_main_file_and_the_jobs_files(tmp_path, capsys):
+    """The submitting command's lines in timings.jsonl, each Slurm job's beside it."""
+    runs = tmp_path / "runs" / "majority" / "quick"
+    write(runs / timings.FILE, RECORDS[:2])
+    write(runs / timings.JOBS_DIR / "7_0.jsonl", RECORDS[2:3])
+    write(runs / timings.JOBS_DIR / "7_1.jsonl", RECORDS[3:5])
+    records = timings.read(runs / timings.FILE)
+    assert [r["started_at"] for r in records] == [r["started_at"] for r in RECORDS[:5]]
+    assert main(["times", "majority", "--runs-root", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert "and 2 Slurm job file(s) in timings.d" in out.splitlines()[0]
+    table = [[c.strip() for c in line.strip("|").split("|")]
+             for line in out.splitlines() if line.startswith("|")]
+    assert table[3] == ["train", "2", "0", "20.0", "15.0"]
+    (runs / timings.FILE).unlink()   # the jobs' files alone
+    assert main(["times", "majority", "--runs-root", str(tmp_path / "runs")]) == 0
+
+
+def test_a_slurm_job_records_its_units_steps_not_the_data_it_finds(tmp_path, monkeypatch):
+    """run_unit (a unit's Slurm job, here in this process): its train and evaluate steps
+    in its own file; the data steps are the submitting command's, not recorded again."""
+    from compsuite import executors
+    from compsuite.registry import get_study
+    from compsuite.resources import Resources
+    from compsuite.runner import Runner
+
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    runner = Runner(get_study("majority"), "tiny", data_root=tmp_path / "DATA",
+                    runs_root=tmp_path / "runs", show=False)
+    runner.executor = executors.SlurmExecutor(tmp_path / ".slurm", lambda u: Resources())
+    units = runner.plan(seeds=[1])
+    runner.prepare(units)
+    main_file = runner.runs_dir / timings.FILE
+    before = timings.read(main_file)
+    assert {r["phase"] for r in before} == {"data"}
+    executors.run_unit(runner.job_spec(units[-1]))
+    assert len(main_file.read_text().splitlines()) == len(before)   # nothing added
+    job = [(r["phase"], r["status"]) for r in timings.read(main_file)[len(before):]]
+    assert job == [("train", "done"), ("evaluate", "done")]
+    assert [p.name for p in (runner.runs_dir / timings.JOBS_DIR).iterdir()] == ["42.jsonl"]
