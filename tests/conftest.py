@@ -287,3 +287,11 @@ def fairseq_predictions(task, models, split: str = "test") -> dict[int, str]:
         for i, label in zip(sample["id"].tolist(), task.predict(models, sample["net_input"])):
             preds[i] = label
     return preds
+
+
+def stored_stamps(runs: Path) -> dict[Path, int]:
+    """Each file's modification time under a runs folder, but for the timings log
+    (``timings.jsonl`` and a Slurm job's ``timings.d/``), which every run appends to:
+    what a second run of a finished profile must leave as it was."""
+    return {p: p.stat().st_mtime_ns for p in runs.rglob("*")
+            if p.is_file() and p.name != "timings.jsonl" and p.parent.name != "timings.d"}

@@ -8,6 +8,7 @@ from compsuite.eval.pcfgset.report import build_report, task_report
 from compsuite.foundation.errors import ConfigError
 from compsuite.registry import get_study
 from compsuite.runner import Runner
+from conftest import stored_stamps
 
 TASK = "task/lstms2s-onmt/seed1"
 
@@ -83,11 +84,10 @@ def test_tiny_profile_skips_then_resumes(tiny_study):
     """A second run changes no file; a run interrupted before scoring resumes without
     training again."""
     t = tiny_study("pcfgset")
-    files = sorted(p for p in t.runs.rglob("*") if p.is_file())
-    stamps = {p: p.stat().st_mtime_ns for p in files}
+    stamps = stored_stamps(t.runs)                         # (the timings log grows)
     data_stamp = (t.root / "DATA/pcfgset/small/seed1/raw/manifest.json").stat().st_mtime_ns
     assert t.run() == 0                                    # everything skipped
-    assert {p: p.stat().st_mtime_ns for p in files} == stamps
+    assert stored_stamps(t.runs) == stamps
     assert (t.root / "DATA/pcfgset/small/seed1/raw/manifest.json").stat().st_mtime_ns == data_stamp
     before = t.result(TASK)
     (t.runs / TASK / "result.json").unlink()               # interrupted before scoring

@@ -18,7 +18,8 @@ from compsuite.foundation.errors import ConfigError
 from compsuite.registry import get_study, load_study, studies
 from compsuite.runner import Runner
 
-from conftest import ROOT
+from compsuite import timings
+from conftest import ROOT, stored_stamps
 
 STUDIES = list(studies())
 PROVENANCE = {"study", "profile", "part", "unit", "run", "architecture", "toolkit", "seed",
@@ -108,6 +109,11 @@ def test_tiny_profile_runs_end_to_end(name, tiny_study):
         assert result["git"] and result["data_sha256"]
     assert (t.results / "report.md").read_text().strip()
     assert (t.results / "report.json").read_text().strip().startswith("{")
-    stamps = {p: p.stat().st_mtime_ns for p in t.runs.rglob("*") if p.is_file()}
+    stamps = stored_stamps(t.runs)
+    logged = len(timings.read(t.runs / timings.FILE))
     assert t.run() == 0                               # a second run skips every unit
-    assert {p: p.stat().st_mtime_ns for p in t.runs.rglob("*") if p.is_file()} == stamps
+    assert stored_stamps(t.runs) == stamps
+    # ... and says so in the timings it appends: every step found stored, none done
+    again = timings.read(t.runs / timings.FILE)[logged:]
+    assert {r["status"] for r in again if r["phase"] in ("data", "train", "evaluate")} \
+        == {"skipped"}

@@ -96,6 +96,10 @@ def test_a_studys_tiny_run_records_every_phase_and_its_table(study, tiny_study, 
     t = tiny_study(study)
     assert t.returncode == 0
     records = timings.read(t.runs / timings.FILE)
+    # the first command's lines (it writes its own line last): other tests run the
+    # session's tiny study again, which adds a second command's skipped steps
+    first = [i for i, r in enumerate(records) if r["phase"] == timings.COMMAND][0]
+    records = records[:first + 1]
     done = [r for r in records if r["status"] == "done"]
     assert {r["phase"] for r in done} == {*timings.PHASES, timings.COMMAND}
     assert all(r["wall_s"] > 0 for r in done)
