@@ -394,13 +394,14 @@ def cmd_times(a) -> int:
 
     runner = _runner(a)
     path = runner.runs_dir / timings.FILE
-    if not timings.files(path):   # the main file, or the Slurm jobs' files beside it
+    found = timings.files(path)   # the main file, or the Slurm jobs' files beside it
+    if not found:
         return _fail(f"no timings under {runner.runs_dir} ({timings.FILE}); run "
                      f"'compsuite run {runner.study.name} --profile {runner.profile.name}' "
                      "first", 2)
     records = timings.read(path)
     commands = [r for r in records if r["phase"] == timings.COMMAND]
-    jobs = len(timings.files(path)) - path.is_file()
+    jobs = len(found) - (path in found)
     where = f"{path} and {jobs} Slurm job file(s) in {timings.JOBS_DIR}" if jobs else path
 
     def seen(key: str) -> str:
