@@ -22,6 +22,7 @@ os.environ["COMPSUITE_CONFIG"] = ""
 
 import pytest  # noqa: E402
 
+from compsuite import timings
 from compsuite.foundation.dataset import Dataset
 from compsuite.studies.base import Run
 from compsuite.toolkits import get_backend
@@ -294,4 +295,4 @@ def stored_stamps(runs: Path) -> dict[Path, int]:
     (``timings.jsonl`` and a Slurm job's ``timings.d/``), which every run appends to:
     what a second run of a finished profile must leave as it was."""
     return {p: p.stat().st_mtime_ns for p in runs.rglob("*")
-            if p.is_file() and p.name != "timings.jsonl" and p.parent.name != "timings.d"}
+            if p.is_file() and p.name != timings.FILE and p.parent.name != timings.JOBS_DIR}
