@@ -64,6 +64,7 @@ def run_unit(spec: dict) -> str:
 
     from compsuite import timings
     from compsuite.foundation.dataset import digest, read_manifest
+    from compsuite.processes import child_threads
     from compsuite.registry import get_study
     from compsuite.runner import Runner, with_requirements
 
@@ -114,8 +115,10 @@ def run_unit(spec: dict) -> str:
     for u in closure[:-1]:
         if not (runner.runs_dir / u.path / "result.json").is_file():
             raise ToolkitError(f"{unit.path} needs {u.path}, which has no result.json")
-        runner.execute(u)
-    runner.execute(unit, threads, gpus=spec.get("gpus") or 0)
+    with child_threads(threads):   # its decoders' threads too (compsuite.processes)
+        for u in closure[:-1]:
+            runner.execute(u)
+        runner.execute(unit, threads, gpus=spec.get("gpus") or 0)
     return unit.path
 
 

@@ -46,7 +46,7 @@ from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open
 from compsuite.foundation.names import near
 from compsuite.locks import folder_lock, holder
-from compsuite.processes import Stopped, check_stop
+from compsuite.processes import Stopped, check_stop, child_threads
 from compsuite.schema import positive
 from compsuite.studies.base import Context, Finished, Run, Study, Unit, unit_decoding
 from compsuite.toolkits import get_backend
@@ -234,7 +234,8 @@ class Runner:
         else:
             self.check_devices(units)
         with folder_lock(self.runs_dir, "runs"), \
-                folder_lock(self.data_root / self.study.name, "data"):
+                folder_lock(self.data_root / self.study.name, "data"), \
+                child_threads(self.cpu_threads() if self.executor is None else None):
             return self._run(units)
 
     def check_devices(self, units: list[Unit]) -> None:

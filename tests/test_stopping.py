@@ -293,3 +293,54 @@ def test_one_process_per_folder_and_the_second_is_told_who_holds_it(tmp_path, ca
     with folder_lock(runs / "ctlpp" / "tiny", note=messages.append):
         pass
     assert len(messages) == 1
+
+
+def _child_env(names=("OMP_NUM_THREADS", "MKL_NUM_THREADS")) -> list[str]:
+    """What a :func:`compsuite.processes.child` sees of ``names``."""
+    import compsuite.processes as p
+
+    code = "import os,sys; print(' '.join(os.environ.get(n, '-') for n in sys.argv[1:]))"
+    with p.child([sys.executable, "-c", code, *names], stdout=subprocess.PIPE,
+                 text=True) as proc:
+        out, _ = proc.communicate()
+    return out.split()
+
+
+def test_children_run_with_the_runs_threads(monkeypatch):
+    """Inside child_threads(N), every toolkit process (a decoder too) gets N threads,
+    over the caller's environment and an env of its own; outside, nothing is set."""
+    import compsuite.processes as p
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    assert _child_env() == ["7", "-"]
+    with p.child_threads(1):
+        assert _child_env() == ["1", "1"]
+        with p.child(["sh", "-c", "echo $OMP_NUM_THREADS $X"], stdout=subprocess.PIPE,
+                     text=True, env={"PATH": os.environ["PATH"], "X": "kept",
+                                     "OMP_NUM_THREADS": "3"}) as proc:
+            assert proc.communicate()[0].split() == ["1", "kept"]
+        with p.child_threads(None):
+            assert _child_env() == ["7", "-"]
+        assert _child_env() == ["1", "1"]
+    assert _child_env() == ["7", "-"]
+
+
+def test_a_local_run_limits_its_decoders_threads(tmp_path, monkeypatch):
+    """compsuite run --threads N: the processes its units start (fairseq-generate,
+    onmt_translate) run with N threads, as its trainings do."""
+    from compsuite.registry import get_study
+    from compsuite.runner import Runner
+
+    seen = []
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(Runner, "prepare", lambda self, units: None)
+    monkeypatch.setattr(Runner, "execute", lambda self, unit, threads=None, gpus=0:
+                        seen.append(_child_env()) or {})
+    monkeypatch.setattr("compsuite.devices.cuda_available", lambda: False)
+    for threads, want in ((1, ["1", "1"]), (2, ["2", "2"])):
+        runner = Runner(get_study("ctlpp"), "tiny", data_root=tmp_path / "DATA",
+                        runs_root=tmp_path / "runs", show=False, jobs=1, threads=threads)
+        runner.run(runner.plan()[:1])
+        assert seen.pop() == want
+    assert _child_env(("OMP_NUM_THREADS",)) == ["-"]   # the limit ends with the run
