@@ -34,5 +34,6 @@ echo "$model seed $seed $*" > "$out/args"
   --lr-scheduler fixed --warmup-updates 100 --batch-size 128 --dropout 0.0 \
   --max-update 4500 --length-buckets --rebuild-batches --validate-interval-updates 500 \
   --validate-interval 1000 --no-save --d-model 64 --heads 4 --ff 128 --layers 4 \
-  --attention-dropout 0.1 "${own[@]}" --seed "$seed" --cpu "$@" > "$out/train.log" 2>&1
+  --attention-dropout 0.1 "${own[@]}" --seed "$seed" --save-dir "$out/checkpoints" --cpu "$@" \
+  > "$out/train.log" 2>&1
 grep "valid on 'test" "$out/train.log" | tail -n 2
