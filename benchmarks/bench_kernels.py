@@ -13,10 +13,20 @@ warm-up and prints its steps per second.  Prints the CPU, what torch chose in ea
 each way's median and the ratios of the medians (pinned / machine and pinned / the
 AVX2 pinning: below 1 is slower).
 Nothing is compared with a threshold: it measures.
+
+``--openblas LIB`` adds a fourth way, a route the suite does not take yet (issue 52):
+the pinned kernels with an OpenBLAS built for several CPUs (``LIB``: its
+``libblas.so.3`` or ``libopenblas.so.0``, unprefixed ``sgemm_``) preloaded, so that
+torch's matrix products, which call ``sgemm_`` through the dynamic linker, run in
+OpenBLAS, on its Haswell kernels whatever the CPU (``OPENBLAS_CORETYPE=Haswell``) and
+with the run's threads.  Each process also prints a checksum of the weights it trained,
+so the table says whether a way gave the same weights in every round and which ways
+agree.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -62,6 +72,8 @@ def worker(steps: int, threads: int) -> dict:
         for _ in range(steps):
             step()
         out[name] = steps / (time.perf_counter() - start)
+        out[name + "_weights"] = hashlib.sha256(
+            b"".join(t.detach().numpy().tobytes() for t in params)).hexdigest()[:12]
     return out
 
 
@@ -85,6 +97,8 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--openblas", metavar="LIB",
+                   help="also with this OpenBLAS preloaded, on its Haswell kernels")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.worker:
@@ -94,6 +108,12 @@ def main() -> None:
     from compsuite.kernels import PINNED, cpu_model
 
     ways = {"machine": {}, "pinned": PINNED, "avx2": AVX2}
+    if a.openblas:
+        if not Path(a.openblas).is_file():
+            p.error(f"--openblas: no file {a.openblas}")
+        ways["openblas"] = {**PINNED, "LD_PRELOAD": str(Path(a.openblas).resolve()),
+                            "OPENBLAS_CORETYPE": "Haswell",
+                            "OPENBLAS_NUM_THREADS": str(a.threads)}
     runs = {way: [] for way in ways}
     for _ in range(a.rounds):
         for way, env in ways.items():
@@ -105,8 +125,22 @@ def main() -> None:
           "pinned / machine | pinned / all at AVX2 |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name in ("transformer", "lstm"):
-        m, q, v = (statistics.median(r[name] for r in runs[way]) for way in ways)
+        m, q, v = (statistics.median(r[name] for r in runs[way]) for way in list(ways)[:3])
         print(f"| {name} | {m:.2f} | {q:.2f} | {v:.2f} | {q / m:.2f} | {q / v:.2f} |")
+    if a.openblas:
+        print("\n| model | OpenBLAS, Haswell kernels (steps/s) | OpenBLAS / pinned | "
+              "OpenBLAS / machine |")
+        print("| --- | --- | --- | --- |")
+        for name in ("transformer", "lstm"):
+            m, q, o = (statistics.median(r[name] for r in runs[way])
+                       for way in ("machine", "pinned", "openblas"))
+            print(f"| {name} | {o:.2f} | {o / q:.2f} | {o / m:.2f} |")
+    print("\nweights after training (each way: the rounds' checksums):")
+    for name in ("transformer", "lstm"):
+        for way in ways:
+            sums = sorted({r[name + "_weights"] for r in runs[way]})
+            print(f"  {name} {way}: {', '.join(sums)}"
+                  + (" (the same in every round)" if len(sums) == 1 else " (rounds differ)"))
 
 
 if __name__ == "__main__":
