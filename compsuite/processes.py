@@ -113,7 +113,8 @@ def child(cmd: Sequence[str], **popen) -> Iterator[subprocess.Popen]:
     check_stop()
     if _child_threads is not None:
         n = str(_child_threads)
-        popen["env"] = {**(popen.get("env") or os.environ),
+        env = popen.get("env")
+        popen["env"] = {**(os.environ if env is None else env),
                         "OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n}
     proc = subprocess.Popen(list(cmd), start_new_session=True, **popen)
     with _lock:
