@@ -192,7 +192,7 @@ def command_of(toolkit: str, run_dir: Path) -> list[str]:
 
 def start_up(cmd: list[str]) -> float:
     """The wall time of the command with ``--help``: python, imports, options parsed."""
-    from compsuite.toolkits.base import thread_env
+    from compsuite.processes import thread_env
 
     start = time.perf_counter()
     subprocess.run(cmd + ["--help"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -202,7 +202,7 @@ def start_up(cmd: list[str]) -> float:
 
 def bare(toolkit: str, run_dir: Path, n: int) -> dict:
     """The bare loop in a process of its own, on the suite run's command or config."""
-    from compsuite.toolkits.base import thread_env
+    from compsuite.processes import thread_env
 
     spec = run_dir / ("command.txt" if toolkit == "fairseq" else "config.yaml")
     start = time.time()

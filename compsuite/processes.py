@@ -86,6 +86,14 @@ def end_groups(procs: Sequence[subprocess.Popen], grace: float | None = None) ->
         p.wait()
 
 
+def thread_env(threads: int | None) -> dict[str, str] | None:
+    """Environment that limits a process to ``threads`` CPU threads (for trainings and
+    decoders that run side by side); None leaves the defaults."""
+    if not threads:
+        return None
+    return {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+
+
 @contextlib.contextmanager
 def child_threads(threads: int | None) -> Iterator[None]:
     """In the block, every :func:`child` runs with at most ``threads`` CPU threads
@@ -111,11 +119,10 @@ def child(cmd: Sequence[str], **popen) -> Iterator[subprocess.Popen]:
     a stop) is ended with its group.  Refused once the suite is stopping.  Inside
     :func:`child_threads`, with its thread limit in the environment."""
     check_stop()
-    if _child_threads is not None:
-        n = str(_child_threads)
+    limit = thread_env(_child_threads)
+    if limit:
         env = popen.get("env")
-        popen["env"] = {**(os.environ if env is None else env),
-                        "OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n}
+        popen["env"] = {**(os.environ if env is None else env), **limit}
     proc = subprocess.Popen(list(cmd), start_new_session=True, **popen)
     with _lock:
         _children[proc.pid] = (proc, Path(cmd[0]).name)

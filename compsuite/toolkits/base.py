@@ -523,14 +523,6 @@ def to_cli(args: dict[str, Any]) -> list[str]:
     return out
 
 
-def thread_env(threads: int | None) -> dict[str, str] | None:
-    """Environment that limits a training process to ``threads`` CPU threads (for
-    trainings that run side by side); None leaves the defaults."""
-    if not threads:
-        return None
-    return {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-
-
 def run_with_progress(cmd: list[str], log: Path, desc: str, total: int | None,
                       step_pattern: str, show: bool = True,
                       env: dict[str, str] | None = None) -> None:

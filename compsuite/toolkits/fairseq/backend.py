@@ -44,10 +44,10 @@ from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open
 from compsuite.models.decoding import Decoding
 from compsuite.models.predictions import Predictions
-from compsuite.processes import complete_checkpoint, set_aside_incomplete
+from compsuite.processes import complete_checkpoint, set_aside_incomplete, thread_env
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
                                      in_order, merge, run_to_file, run_with_progress,
-                                     split_batch, thread_env, to_cli)
+                                     split_batch, to_cli)
 from compsuite.toolkits.checkpoints import whole
 from compsuite.toolkits.fairseq.data import fairseq_subsets, write_fairseq, write_fairseq_pairs
 from compsuite.toolkits.writing import toolkit_command

@@ -76,10 +76,11 @@ from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
 from compsuite.foundation.io import atomic_open, read_lines
 from compsuite.models.decoding import Decoding
+from compsuite.processes import thread_env
 from compsuite.schema import PositiveInt, check, join
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
                                      in_order, merge, predict_split, run_with_progress,
-                                     thread_env, UserSystem)
+                                     UserSystem)
 from compsuite.models.prompting import PROMPTING_OPTIONS
 from compsuite.toolkits.hf.translator import META, folder_kind, model_class, read_meta
 

@@ -27,10 +27,9 @@ from compsuite.foundation.dataset import Dataset
 from compsuite.foundation.errors import ConfigError, ToolkitError
 from compsuite.foundation.io import atomic_open, load_mapping
 from compsuite.models.decoding import Decoding
-from compsuite.processes import set_aside_incomplete
+from compsuite.processes import set_aside_incomplete, thread_env
 from compsuite.toolkits.base import (Backend, Checkpoint, begin_run, config_hash, finish_run,
-                                     in_order, merge, run_with_progress, split_batch,
-                                     thread_env)
+                                     in_order, merge, run_with_progress, split_batch)
 from compsuite.toolkits.onmt.data import write_onmt
 from compsuite.toolkits.writing import run_logged, toolkit_command
 
