@@ -125,7 +125,8 @@ def main() -> None:
           "pinned / machine | pinned / all at AVX2 |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name in ("transformer", "lstm"):
-        m, q, v = (statistics.median(r[name] for r in runs[way]) for way in list(ways)[:3])
+        m, q, v = (statistics.median(r[name] for r in runs[way])
+                   for way in ("machine", "pinned", "avx2"))
         print(f"| {name} | {m:.2f} | {q:.2f} | {v:.2f} | {q / m:.2f} | {q / v:.2f} |")
     if a.openblas:
         print("\n| model | OpenBLAS, Haswell kernels (steps/s) | OpenBLAS / pinned | "
