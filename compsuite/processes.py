@@ -97,12 +97,11 @@ def thread_env(threads: int | None) -> dict[str, str] | None:
 @contextlib.contextmanager
 def child_threads(threads: int | None) -> Iterator[None]:
     """In the block, every :func:`child` runs with at most ``threads`` CPU threads
-    (``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS``), as a run's ``--threads`` says: the
-    decoders (``fairseq-generate``, ``onmt_translate``) as well as the trainings.  A
-    decoder left at its default (every CPU) beside trainings that hold the other cores
-    waits on its own spinning threads: on 2 cores beside one training, PCFG SET's
-    quick ConvS2S test set took 64.6 s in ``fairseq-generate`` instead of 1.5 s.
-    ``None`` changes nothing."""
+    (:func:`thread_env`), as a run's ``--threads`` says: the decoders a unit's
+    evaluation starts as well as the trainings.  A decoder left at its default (every
+    CPU) beside trainings that hold the other cores waits on its own spinning threads:
+    on 2 cores beside one training, a quick model's 2,353 test inputs took 64.6 s to
+    decode instead of 1.5 s (docs/benchmarks.md).  ``None`` changes nothing."""
     global _child_threads
     before = _child_threads
     _child_threads = threads
