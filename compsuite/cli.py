@@ -673,6 +673,12 @@ def add_run_commands(sub) -> None:
             r.add_argument("--jobs", type=positive_int, metavar="N",
                            help="trainings side by side (default: the profile's `jobs`, else "
                                 "1); it changes no result")
+            r.add_argument("--openblas-kernels", action="store_true",
+                           help="the pinned kernels, with OpenBLAS's single-precision matrix "
+                                "products on its Haswell kernels instead of MKL's COMPATIBLE "
+                                "branch: about twice as fast to train a Transformer, the same "
+                                "numbers on every x86 CPU with AVX2 (other numbers than the "
+                                "default's; docs/reproducibility.md)")
             r.add_argument("--machine-kernels", action="store_true",
                            help="let torch, oneDNN and MKL choose their CPU kernels for this "
                                 "CPU (faster) instead of the pinned ones (AVX2, MKL's "

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
+from compsuite import kernels
 from compsuite.foundation.errors import ConfigError, DataError, ToolkitError
 from compsuite.resources import Resources
 
@@ -96,9 +97,7 @@ def run_unit(spec: dict) -> str:
                     decoding=spec.get("generation"))
     threads = runner.cpu_threads()
     if threads is not None:   # as a local run's: the training's and the evaluation's
-        import torch
-
-        torch.set_num_threads(threads)
+        kernels.set_threads(threads)
     by_path = {u.path: u for u in runner.study.plan(runner.profile, seeds=spec.get("seeds"),
                                                     runs=spec.get("runs"))}
     unit = by_path[spec["unit"]]

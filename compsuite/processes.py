@@ -91,7 +91,8 @@ def thread_env(threads: int | None) -> dict[str, str] | None:
     decoders that run side by side); None leaves the defaults."""
     if not threads:
         return None
-    return {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    return {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
+            "OPENBLAS_NUM_THREADS": str(threads)}   # with --openblas-kernels
 
 
 @contextlib.contextmanager

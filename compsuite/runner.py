@@ -263,9 +263,7 @@ class Runner:
         start = self.began = time.time()
         threads = self.cpu_threads()
         if threads is not None and self.executor is None:
-            import torch   # the in-process evaluation's threads too
-
-            torch.set_num_threads(threads)
+            kernels.set_threads(threads)   # the in-process evaluation's threads too
             if self.show and self.jobs * threads > (os.cpu_count() or 1):
                 print(f"note: {self.jobs} trainings at a time x {threads} threads each is "
                       f"more than the {os.cpu_count()} CPUs", file=sys.stderr, flush=True)

@@ -16,7 +16,7 @@ STAMP="$VENV/.compsuite-env-stamp"
 cd "$ROOT"
 
 want="$(cat constraints.txt scripts/requirements-runtime.txt setup.py scripts/setup_env.sh \
-        compsuite/_startup_hook.py | sha256sum | cut -d' ' -f1)"
+        compsuite/_startup_hook.py compsuite/sgemm_openblas.c | sha256sum | cut -d' ' -f1)"
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
   exit 0
 fi
@@ -60,6 +60,22 @@ echo "setup_env: OpenNMT-py and runtime dependencies"
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
   echo "setup_env: bitsandbytes (a CUDA GPU is present)"
   "${pip[@]}" bitsandbytes || echo "setup_env: bitsandbytes failed; load_in_8bit will be refused" >&2
+fi
+
+# compsuite run --openblas-kernels: the scipy-openblas32 wheel's OpenBLAS prefixes its
+# symbols; a small library built here gives torch the unprefixed sgemm_ it calls
+# (compsuite/sgemm_openblas.c, compsuite/kernels.py).  Without a C compiler the option
+# is refused with a message; nothing else needs it.
+blas_dir="$VENV/lib/compsuite-blas"
+if command -v cc >/dev/null 2>&1; then
+  lib="$("$VENV/bin/python" -c 'import scipy_openblas32 as s; print(s.get_lib_dir())')"
+  mkdir -p "$blas_dir"
+  cc -O2 -shared -fPIC -o "$blas_dir/libsgemm_openblas.so.tmp" compsuite/sgemm_openblas.c \
+     -L"$lib" -lscipy_openblas -Wl,-rpath,"$lib" \
+    && mv "$blas_dir/libsgemm_openblas.so.tmp" "$blas_dir/libsgemm_openblas.so" \
+    || echo "setup_env: building the OpenBLAS library failed; --openblas-kernels will be refused" >&2
+else
+  echo "setup_env: no C compiler (cc): --openblas-kernels will be refused" >&2
 fi
 
 echo "setup_env: compsuite (editable)"

@@ -68,7 +68,8 @@ def test_an_unknown_kernels_setting_is_one_line(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 1
     assert out.stderr.strip().splitlines() == [
-        "compsuite: error: COMPSUITE_KERNELS=bogus: expected pinned (the default) or machine"]
+        "compsuite: error: COMPSUITE_KERNELS=bogus: expected pinned (the default), openblas "
+        "or machine"]
 
 
 def test_a_run_pins_its_kernels_by_default_and_records_them(tmp_path):
@@ -92,6 +93,96 @@ def test_a_run_pins_its_kernels_by_default_and_records_them(tmp_path):
         assert r["kernels"]["pinned"] is True and r["kernels"]["cpu"] == kernels.cpu_model()
         assert r["kernels"]["torch_cpu_capability"] in ("AVX2", "DEFAULT")
         assert r["threads"] == 1
+
+
+def user_env() -> dict:
+    """This environment without the tests' kernel setting (tests/conftest.py)."""
+    drop = (*kernels.PINNED, *kernels.OPENBLAS, kernels.STATE, "LD_PRELOAD",
+            "OPENBLAS_NUM_THREADS")
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
+PRODUCT = """
+import hashlib, subprocess, sys
+from compsuite import kernels
+kernels.setup(sys.argv[1:])
+import torch
+kernels.set_threads(1)
+g = torch.Generator().manual_seed(0)
+a, b = torch.randn(96, 200, generator=g), torch.randn(200, 50, generator=g)
+print(hashlib.sha1((a @ b).numpy().tobytes()).hexdigest())
+"""
+
+
+def product(*argv: str, env: dict | None = None) -> str:
+    """The checksum of one matrix product computed by a fresh process with ``argv``'s
+    kernel options."""
+    out = subprocess.run([sys.executable, "-c", PRODUCT, *argv], env=env or user_env(),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip()
+
+
+def test_openblas_kernels_do_the_products_here_and_in_the_processes_started(tmp_path):
+    """--openblas-kernels: OpenBLAS's sgemm_ takes torch's products over in the process
+    (loaded before torch) and in a child (LD_PRELOAD, inherited), with the same sums;
+    MKL's pinned branch sums otherwise, so the option does reach torch."""
+    import pytest
+
+    if not os.path.isfile(kernels.shim_path()):
+        pytest.skip(f"no OpenBLAS library at {kernels.shim_path()} (scripts/setup_env.sh)")
+    here = product("--openblas-kernels")
+    assert here == product("--openblas-kernels")   # deterministic
+    assert here != product()   # MKL, COMPATIBLE
+    child = subprocess.run([sys.executable, "-c", "import os, subprocess, sys\n"
+                            "from compsuite import kernels\n"
+                            "kernels.setup(['--openblas-kernels'])\n"
+                            "print(os.environ['LD_PRELOAD'])\n"
+                            "sys.stdout.flush()\n"
+                            f"subprocess.run([sys.executable, '-c', {PRODUCT!r}], check=True)"],
+                           env=user_env(), capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0, child.stderr[-2000:]
+    preload, child_sum = child.stdout.split()
+    assert preload == kernels.shim_path() and child_sum == here
+
+
+def test_openblas_kernels_without_the_library_are_one_line():
+    env = {**user_env(), "COMPSUITE_OPENBLAS_SHIM": "/nonexistent/libsgemm_openblas.so"}
+    out = subprocess.run([sys.executable, "-m", "compsuite.cli", "list", "--openblas-kernels"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        "compsuite: error: --openblas-kernels: no OpenBLAS library at "
+        "/nonexistent/libsgemm_openblas.so; scripts/setup_env.sh builds it (it needs a C "
+        "compiler, cc)"]
+    both = subprocess.run([sys.executable, "-m", "compsuite.cli", "list", "--openblas-kernels",
+                           "--machine-kernels"], env=user_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert both.returncode == 1 and "give one of them" in both.stderr
+
+
+def test_a_run_with_openblas_kernels_records_them(tmp_path):
+    import json
+
+    import pytest
+
+    from conftest import ROOT
+
+    if not os.path.isfile(kernels.shim_path()):
+        pytest.skip(f"no OpenBLAS library at {kernels.shim_path()} (scripts/setup_env.sh)")
+    out = subprocess.run([sys.executable, "-m", "compsuite.cli", "run", "majority", "--profile",
+                          "tiny", "--quiet", "--seeds", "1", "--openblas-kernels",
+                          "--data-root", str(tmp_path / "D"), "--runs-root", str(tmp_path / "r"),
+                          "--results-root", str(tmp_path / "res")], cwd=ROOT, env=user_env(),
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    results = list((tmp_path / "r").rglob("result.json"))
+    assert results
+    for f in results:
+        k = json.loads(f.read_text())["kernels"]
+        assert k["pinned"] is True
+        assert k["matrix_products"].startswith("OpenBLAS (scipy-openblas32 ")
+        assert k["matrix_products"].endswith(", Haswell")
 
 
 def test_the_kernel_variables_are_as_before_the_tests_above():
