@@ -14,10 +14,11 @@ each way's median and the ratios of the medians (pinned / machine and pinned / t
 AVX2 pinning: below 1 is slower).
 Nothing is compared with a threshold: it measures.
 
-``--openblas LIB`` adds a fourth way, a route the suite does not take yet (issue 52):
-the pinned kernels with an OpenBLAS built for several CPUs (``LIB``: its
-``libblas.so.3`` or ``libopenblas.so.0``, unprefixed ``sgemm_``) preloaded, so that
-torch's matrix products, which call ``sgemm_`` through the dynamic linker, run in
+``--openblas [LIB]`` adds a fourth way, ``compsuite run --openblas-kernels``: the pinned
+kernels with an OpenBLAS preloaded (``LIB``; by default the library
+scripts/setup_env.sh builds over the scipy-openblas32 wheel, else any OpenBLAS with an
+unprefixed ``sgemm_``, such as a system's ``libblas.so.3`` or ``libopenblas.so.0``), so
+that torch's matrix products, which call ``sgemm_`` through the dynamic linker, run in
 OpenBLAS, on its Haswell kernels whatever the CPU (``OPENBLAS_CORETYPE=Haswell``) and
 with the run's threads.  Each process also prints a checksum of the weights it trained,
 so the table says whether a way gave the same weights in every round and which ways
@@ -97,22 +98,23 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--openblas", metavar="LIB",
-                   help="also with this OpenBLAS preloaded, on its Haswell kernels")
+    p.add_argument("--openblas", metavar="LIB", nargs="?", const="",
+                   help="also with this OpenBLAS preloaded, on its Haswell kernels (no LIB: "
+                        "the one --openblas-kernels uses)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.worker:
         print(json.dumps(worker(a.steps, a.threads)))
         return
     sys.path.insert(0, str(ROOT))
-    from compsuite.kernels import PINNED, cpu_model
+    from compsuite.kernels import OPENBLAS, PINNED, cpu_model, shim_path
 
     ways = {"machine": {}, "pinned": PINNED, "avx2": AVX2}
-    if a.openblas:
+    if a.openblas is not None:
+        a.openblas = a.openblas or shim_path()
         if not Path(a.openblas).is_file():
             p.error(f"--openblas: no file {a.openblas}")
-        ways["openblas"] = {**PINNED, "LD_PRELOAD": str(Path(a.openblas).resolve()),
-                            "OPENBLAS_CORETYPE": "Haswell",
+        ways["openblas"] = {**PINNED, **OPENBLAS, "LD_PRELOAD": str(Path(a.openblas).resolve()),
                             "OPENBLAS_NUM_THREADS": str(a.threads)}
     runs = {way: [] for way in ways}
     for _ in range(a.rounds):

@@ -146,6 +146,42 @@ def test_openblas_kernels_do_the_products_here_and_in_the_processes_started(tmp_
     assert preload == kernels.shim_path() and child_sum == here
 
 
+PRODUCTS = """
+import hashlib
+from compsuite import kernels
+kernels.setup(["--openblas-kernels"])
+import torch
+h = hashlib.sha1()
+g = torch.Generator().manual_seed(0)
+for threads in (1, 2):
+    kernels.set_threads(threads)
+    for m, k, n in ((8, 16, 8), (96, 200, 50), (512, 700, 300), (1000, 64, 1000)):
+        a, b = torch.randn(m, k, generator=g), torch.randn(k, n, generator=g)
+        for c in (a @ b, b.t() @ a.t(), torch.nn.functional.linear(a, b.t().contiguous())):
+            h.update(c.numpy().tobytes())
+print(h.hexdigest())
+"""
+#: PRODUCTS' checksum as an AMD EPYC computed it (2026-11-29; torch 2.13.0,
+#: scipy-openblas32 0.3.34.481.3): --openblas-kernels promises the same sums on every x86
+#: CPU with AVX2 and FMA, so a machine of another vendor or generation must print it too
+PRODUCTS_SUM = "3265186e2fa3f5388f1632e4e944b813bedfa6df"
+
+
+def test_openblas_products_are_the_same_on_this_cpu_as_on_the_recorded_one():
+    """Matrix products of small (OpenBLAS's small-matrix kernels) to blocked sizes,
+    transposed and not, at one and two threads, give the checksum recorded on another
+    machine: the core type, not the CPU, decides OpenBLAS's sums.  A failure here means
+    that promise does not hold on this CPU (docs/reproducibility.md)."""
+    import pytest
+
+    if not os.path.isfile(kernels.shim_path()):
+        pytest.skip(f"no OpenBLAS library at {kernels.shim_path()} (scripts/setup_env.sh)")
+    out = subprocess.run([sys.executable, "-c", PRODUCTS], env=user_env(),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == PRODUCTS_SUM, f"on {kernels.cpu_model()}"
+
+
 def test_openblas_kernels_without_the_library_are_one_line():
     env = {**user_env(), "COMPSUITE_OPENBLAS_SHIM": "/nonexistent/libsgemm_openblas.so"}
     out = subprocess.run([sys.executable, "-m", "compsuite.cli", "list", "--openblas-kernels"],
