@@ -84,6 +84,31 @@ def test_no_single_applications_and_no_repeats(tmp_path, variant):
     assert all(len(x.split()) == 3 for x in held & set(train))
 
 
+@pytest.mark.parametrize("variant", ["A", "R"])
+def test_single_applications_the_papers_reading(tmp_path, variant):
+    """single_applications: every function applied once to every symbol is in training
+    once (the paper's text), the rest of the data as without it, byte for byte; the
+    default keeps the released code's data and its folder name."""
+    from compsuite.data_prep.ctlpp.dataset import size_name
+
+    out, m, data = _gen(tmp_path, variant, single_applications=True)
+    singles = [(t, y) for t, y in data["train"] if len(t) == 2]
+    assert sorted(" ".join(t) for t, _ in singles) == sorted(
+        f"{f} {x}" for f in m["functions"] for x in m["symbols"])
+    assert all(y == m["functions"][t[0]][m["symbols"].index(t[1])] for t, y in singles)
+    assert m["statistics"]["train"]["single_applications_added"] == 32 * 8
+    assert m["args"]["single_applications"] is True
+    base, m0, data0 = _gen(tmp_path / "base", variant)
+    assert "single_applications" not in m0["args"]
+    assert sorted(data["train"]) == sorted(data0["train"] + singles)
+    for split in ("valid", "test_iid", "test_ood"):
+        assert (out / f"{split}.tsv").read_bytes() == (base / f"{split}.tsv").read_bytes()
+    assert size_name(CTLConfig(variant=variant, n_train=4000, single_applications=True)) \
+        == "n4000-singles" and size_name(CTLConfig(variant=variant, n_train=4000)) == "n4000"
+    with pytest.raises(ValueError, match="single_applications: A and R only"):
+        CTLConfig(variant="S", single_applications=True)
+
+
 def test_a_counts_follow_the_authors_fill_factor():
     """Variant A at the paper's size: 2 x 8 x 16^L compositions of length L; half of
     length 2 (2,048) and 3 (32,768), the rest split over 4-6; the OOD test 200 per

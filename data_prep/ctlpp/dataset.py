@@ -44,7 +44,8 @@ def size_name(cfg: CTLConfig) -> str:
     return f"n{cfg.n_train}" + "".join(
         f"-{tag}{getattr(cfg, key)}" for key, tag in
         (("n_symbols", "sym"), ("n_functions", "f"), ("max_length", "len"))
-        if getattr(cfg, key) != getattr(default, key))
+        if getattr(cfg, key) != getattr(default, key)) + (
+        "-singles" if cfg.single_applications else "")
 
 
 def build_dataset(data_root: Path, dataset: str, seed: int, sizes: dict,

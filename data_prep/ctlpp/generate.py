@@ -40,6 +40,10 @@ Sampling, as the released code does it (``FunctionInterfaceTestBase.sample``):
   more, drawn with them;
 * every length-2 composition of the training graph is added to training once more
   (the authors' ``pairs``, ``fit.train_on_pairs: 1`` in every sweep of the paper);
+* with ``single_applications`` (A and R; off by default, as in the released code),
+  every function applied once to every symbol is added to training once: the paper's
+  reading (section 3: single applications "are part of the training set"; A.2: "always
+  part of the training set with all possible symbols");
 * the test sets: ``n_test`` from their graph, lengths 2 to ``max_length``, fill factor
   1, without replacement within the set.
 """
@@ -92,6 +96,8 @@ class CTLConfig:
     n_test: int = 1_000
     shared_functions: int = 8   # S only: K = |G_o| (the authors' fit.overlap)
     shared_symbols: int = 2     # S only: M (the authors' fit.symbol_overlap)
+    #: every single application in training (the paper's text; not the released code)
+    single_applications: bool = False
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
@@ -103,6 +109,12 @@ class CTLConfig:
         if self.max_length < MIN_LENGTH:
             raise ConfigError(f"max_length must be at least {MIN_LENGTH} (the authors' "
                               "compositions have 2 or more functions)")
+        if not isinstance(self.single_applications, bool):
+            raise ConfigError("single_applications must be true or false, not "
+                              f"{self.single_applications!r}")
+        if self.single_applications and self.variant == "S":
+            raise ConfigError("single_applications: A and R only (S's functions take "
+                              "restricted symbols on its paths)")
         if not 2 <= self.n_symbols <= 10:
             raise ConfigError("n_symbols must be between 2 and 10 (symbols are the digits)")
         if not 2 <= self.n_functions <= len(FUNCTION_NAMES) or self.n_functions % 2:
@@ -121,6 +133,8 @@ class CTLConfig:
         if self.variant != "S":
             args.pop("shared_functions")
             args.pop("shared_symbols")
+        if not self.single_applications:   # the released code's data, as before the option
+            args.pop("single_applications")
         return args
 
 
@@ -393,12 +407,16 @@ def generate(out_dir: str | Path, cfg: CTLConfig = CTLConfig(), seed: int = 1,
              "train": pool[2 * cfg.n_test:] + pairs, "test_ood": ood}
     rng.shuffle(drawn["train"])
     rng.shuffle(drawn["test_ood"])
+    singles = every_input(world, "train", 1) if cfg.single_applications else []
+    spots = random.Random(f"ctlpp-singles-{seed}")   # the rest as without them
+    for single in singles:
+        drawn["train"].insert(spots.randrange(len(drawn["train"]) + 1), single)
     lines = {s: [world.line(list(fns), x) for fns, x in drawn[s]] for s in SPLITS}
-    return _write(out_dir, cfg, world, seed, lines, n_pairs=len(pairs))
+    return _write(out_dir, cfg, world, seed, lines, n_pairs=len(pairs), n_singles=len(singles))
 
 
 def _write(out_dir: Path, cfg: CTLConfig, world: World, seed: int,
-           lines: dict[str, list[str]], n_pairs: int) -> dict:
+           lines: dict[str, list[str]], n_pairs: int, n_singles: int = 0) -> dict:
     files = []
     for split in SPLITS:   # the TSV, and the same as source/target files for the toolkits
         write_lines(out_dir / f"{split}.tsv", lines[split])
@@ -414,6 +432,8 @@ def _write(out_dir: Path, cfg: CTLConfig, world: World, seed: int,
         stats[split]["share_of_inputs_also_in_train"] = (
             sum(x in train_inputs for x in inputs[split]) / max(len(inputs[split]), 1))
     stats["train"]["length2_pairs_added"] = n_pairs
+    if cfg.single_applications:
+        stats["train"]["single_applications_added"] = n_singles
     extra = {"symbols": world.symbols,
              "functions": {f: [world.table[f][x] for x in world.symbols]
                            for f in world.functions},

@@ -29,6 +29,9 @@ def add_data_commands(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-length", type=positive_int, default=6, help="most functions composed")
     g.add_argument("--n-functions", type=positive_int, default=32,
                    help="functions (even; the quick profile's scaled-down task uses 16)")
+    g.add_argument("--single-applications", action="store_true",
+                   help="add every function applied once to every symbol to training (A "
+                        "and R): the paper's text, not the released code's data")
     g.add_argument("--toolkits", nargs="*", default=[], choices=data_backend_names(),
                    help="also write the data in these toolkits' formats (then the text goes "
                         "to OUT/raw)")
@@ -42,7 +45,8 @@ def cmd_generate(a) -> int:
 
     cfg = CTLConfig(variant=a.variant, n_train=a.n_train, n_test=a.n_test,
                     max_length=a.max_length, n_functions=a.n_functions,
-                    shared_functions=a.shared_functions, shared_symbols=a.shared_symbols)
+                    shared_functions=a.shared_functions, shared_symbols=a.shared_symbols,
+                    single_applications=a.single_applications)
     w = write_with_toolkits(Path(a.out), lambda raw: generate(
         raw, cfg, seed=a.seed, progress=not a.quiet), a.toolkits, SPLITS)
     lengths = {s: sorted(map(int, st["per_length"]))
