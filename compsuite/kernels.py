@@ -127,8 +127,14 @@ def set_threads(threads: int) -> None:
     import torch
 
     torch.set_num_threads(threads)
-    if _openblas is not None:
-        _openblas.scipy_openblas_set_num_threads(threads)
+    if os.environ.get(STATE) != "openblas":
+        return
+    lib = _openblas
+    if lib is None:   # preloaded by the process that started this one (a Slurm job)
+        import ctypes
+
+        lib = ctypes.CDLL(os.environ.get("COMPSUITE_OPENBLAS_SHIM") or shim_path())
+    lib.scipy_openblas_set_num_threads(threads)
 
 
 @lru_cache(maxsize=1)

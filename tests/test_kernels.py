@@ -182,6 +182,28 @@ def test_openblas_products_are_the_same_on_this_cpu_as_on_the_recorded_one():
     assert out.stdout.strip() == PRODUCTS_SUM, f"on {kernels.cpu_model()}"
 
 
+def test_a_process_started_with_openblas_preloaded_sets_its_threads():
+    """A Slurm job inherits --openblas-kernels' environment (the library preloaded, one
+    OpenBLAS thread) and sets the unit's threads itself: at two threads its products
+    are those of a run that loaded OpenBLAS itself and set two threads."""
+    import pytest
+
+    if not os.path.isfile(kernels.shim_path()):
+        pytest.skip(f"no OpenBLAS library at {kernels.shim_path()} (scripts/setup_env.sh)")
+    body = ("g = torch.Generator().manual_seed(0)\n"
+            "a, b = torch.randn(512, 700, generator=g), torch.randn(700, 300, generator=g)\n"
+            "print(hashlib.sha1((a @ b).numpy().tobytes()).hexdigest())\n")
+    own = ("import hashlib\nfrom compsuite import kernels\n"
+           "kernels.setup(['--openblas-kernels'])\nimport torch\nkernels.set_threads(2)\n")
+    job = "import hashlib\nfrom compsuite import kernels\nimport torch\nkernels.set_threads(2)\n"
+    env = {**user_env(), **kernels.PINNED, **kernels.OPENBLAS, kernels.STATE: "openblas",
+           "LD_PRELOAD": kernels.shim_path(), "OPENBLAS_NUM_THREADS": "1"}
+    sums = [subprocess.run([sys.executable, "-c", code + body], env=e, capture_output=True,
+                           text=True, timeout=120, check=True).stdout.strip()
+            for code, e in ((own, user_env()), (job, env), (job.replace("(2)", "(1)"), env))]
+    assert sums[0] == sums[1] != sums[2]   # two threads sum otherwise than one
+
+
 def test_openblas_kernels_without_the_library_are_one_line():
     env = {**user_env(), "COMPSUITE_OPENBLAS_SHIM": "/nonexistent/libsgemm_openblas.so"}
     out = subprocess.run([sys.executable, "-m", "compsuite.cli", "list", "--openblas-kernels"],
