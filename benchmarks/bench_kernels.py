@@ -126,17 +126,18 @@ def main() -> None:
     print("| model | machine (steps/s) | pinned (steps/s) | all at AVX2 (steps/s) | "
           "pinned / machine | pinned / all at AVX2 |")
     print("| --- | --- | --- | --- | --- | --- |")
+    def medians(name: str, *of: str) -> list[float]:
+        return [statistics.median(r[name] for r in runs[way]) for way in of]
+
     for name in ("transformer", "lstm"):
-        m, q, v = (statistics.median(r[name] for r in runs[way])
-                   for way in ("machine", "pinned", "avx2"))
+        m, q, v = medians(name, "machine", "pinned", "avx2")
         print(f"| {name} | {m:.2f} | {q:.2f} | {v:.2f} | {q / m:.2f} | {q / v:.2f} |")
     if a.openblas:
         print("\n| model | OpenBLAS, Haswell kernels (steps/s) | OpenBLAS / pinned | "
               "OpenBLAS / machine |")
         print("| --- | --- | --- | --- |")
         for name in ("transformer", "lstm"):
-            m, q, o = (statistics.median(r[name] for r in runs[way])
-                       for way in ("machine", "pinned", "openblas"))
+            m, q, o = medians(name, "machine", "pinned", "openblas")
             print(f"| {name} | {o:.2f} | {o / q:.2f} | {o / m:.2f} |")
     print("\nweights after training (each way: the rounds' checksums):")
     for name in ("transformer", "lstm"):

@@ -55,8 +55,9 @@ SHIM = "lib/compsuite-blas/libsgemm_openblas.so"
 
 
 def shim_path() -> str:
-    """Where scripts/setup_env.sh puts the ``sgemm_`` library (in this environment)."""
-    return os.path.join(sys.prefix, SHIM)
+    """The ``sgemm_`` library: ``COMPSUITE_OPENBLAS_SHIM`` where set, else where
+    scripts/setup_env.sh puts it (in this environment)."""
+    return os.environ.get("COMPSUITE_OPENBLAS_SHIM") or os.path.join(sys.prefix, SHIM)
 
 
 def setup(argv: list[str] | None = None) -> bool:
@@ -94,7 +95,7 @@ def use_openblas() -> None:
     """OpenBLAS's ``sgemm_`` in this process (loaded before torch, its symbols global)
     and in every process started from it (``LD_PRELOAD``), on :data:`OPENBLAS`'s
     settings.  A ValueError names the missing library and how to build it."""
-    shim = os.environ.get("COMPSUITE_OPENBLAS_SHIM") or shim_path()
+    shim = shim_path()
     if not os.path.isfile(shim):
         raise ValueError(f"{OPENBLAS_OPTION}: no OpenBLAS library at {shim}; "
                          "scripts/setup_env.sh builds it (it needs a C compiler, cc)")
@@ -129,12 +130,12 @@ def set_threads(threads: int) -> None:
     torch.set_num_threads(threads)
     if os.environ.get(STATE) != "openblas":
         return
-    lib = _openblas
-    if lib is None:   # preloaded by the process that started this one (a Slurm job)
+    global _openblas
+    if _openblas is None:   # preloaded by the process that started this one (a Slurm job)
         import ctypes
 
-        lib = ctypes.CDLL(os.environ.get("COMPSUITE_OPENBLAS_SHIM") or shim_path())
-    lib.scipy_openblas_set_num_threads(threads)
+        _openblas = ctypes.CDLL(shim_path())
+    _openblas.scipy_openblas_set_num_threads(threads)
 
 
 @lru_cache(maxsize=1)
