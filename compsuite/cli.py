@@ -674,15 +674,21 @@ def add_run_commands(sub) -> None:
                            help="trainings side by side (default: the profile's `jobs`, else "
                                 "1); it changes no result")
             r.add_argument("--openblas-kernels", action="store_true",
-                           help="the pinned kernels, with OpenBLAS's single-precision matrix "
-                                "products on its Haswell kernels instead of MKL's COMPATIBLE "
-                                "branch: about twice as fast to train a Transformer, the same "
-                                "numbers on every x86 CPU with AVX2 (other numbers than the "
-                                "default's; docs/reproducibility.md)")
+                           help="the default: the pinned kernels (torch's and oneDNN's at "
+                                "AVX2), with OpenBLAS on its Haswell kernels doing the "
+                                "single-precision matrix products: the same numbers on every "
+                                "x86 CPU with AVX2 and FMA; given explicitly, an error where "
+                                "OpenBLAS cannot run instead of MKL's branch with a note "
+                                "(docs/reproducibility.md)")
+            r.add_argument("--mkl-kernels", action="store_true",
+                           help="the pinned kernels with MKL's COMPATIBLE branch doing the "
+                                "matrix products (the default before issue 52, about half "
+                                "OpenBLAS's speed; other numbers than the default's, the "
+                                "same on every x86 CPU)")
             r.add_argument("--machine-kernels", action="store_true",
                            help="let torch, oneDNN and MKL choose their CPU kernels for this "
-                                "CPU (faster) instead of the pinned ones (AVX2, MKL's "
-                                "COMPATIBLE branch): results may then differ between machines")
+                                "CPU (faster) instead of the pinned ones: results may then "
+                                "differ between machines")
             r.add_argument("--threads", type=positive_int, metavar="N",
                            help="CPU threads of each training and of the evaluation (default: "
                                 "the profile's `threads`, else 1); recorded in each result")

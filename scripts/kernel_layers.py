@@ -100,7 +100,7 @@ def worker(checkpoint: str, data: str | None, batch: int, out: str) -> None:
 def run(setting: dict, args, out: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in (*PINNED, STATE)}
     env.update(setting)
-    env[STATE] = "pinned" if setting == PINNED else "machine"
+    env[STATE] = "mkl" if setting == PINNED else "machine"
     cmd = [sys.executable, __file__, args.checkpoint, "--batch", str(args.batch),
            "--worker", str(out)] + (["--data", args.data] if args.data else [])
     subprocess.run(cmd, env=env, check=True)

@@ -26,10 +26,54 @@ def clear(monkeypatch) -> None:
 
 def test_setup_pins_the_kernels_for_the_processes_it_starts(monkeypatch):
     clear(monkeypatch)
-    assert kernels.setup(["run", "ctlpp"])
+    assert kernels.setup(["run", "ctlpp", "--mkl-kernels"])
     assert {k: os.environ[k] for k in kernels.PINNED} == kernels.PINNED
-    assert os.environ[kernels.STATE] == "pinned" and kernels.describe()["pinned"]
+    assert os.environ[kernels.STATE] == "mkl" and kernels.describe()["pinned"]
+    assert kernels.describe()["matrix_products"] == "MKL (COMPATIBLE)"
     assert torch_chooses(dict(os.environ)) in ("AVX2", "DEFAULT")   # never more than AVX2
+
+
+def test_the_default_is_openblas_and_mkl_where_it_cannot_run(tmp_path):
+    """No option: OpenBLAS where setup_env.sh built its library (and the CPU has AVX2 and
+    FMA), else MKL's COMPATIBLE branch with one note naming why; --openblas-kernels there
+    is an error instead.  A child inherits what its parent chose, without the note."""
+    code = ("import os, sys\nfrom compsuite import kernels\nkernels.setup(sys.argv[1:])\n"
+            "print(os.environ[kernels.STATE])\n")
+    missing = {**user_env(), "COMPSUITE_OPENBLAS_SHIM": str(tmp_path / "none.so")}
+    out = subprocess.run([sys.executable, "-c", code], env=missing, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "mkl"
+    assert out.stderr.strip().splitlines() == [
+        f"compsuite: note: no OpenBLAS library at {tmp_path / 'none.so'}; scripts/setup_env.sh "
+        "builds it (it needs a C compiler, cc): MKL's COMPATIBLE branch does the matrix "
+        "products, whose sums differ from the default's (--mkl-kernels chooses it without "
+        "this note)"]
+    child = subprocess.run([sys.executable, "-c", code], env={**missing, kernels.STATE: "mkl"},
+                           capture_output=True, text=True, timeout=120)
+    assert child.stdout.strip() == "mkl" and child.stderr == ""
+    insist = subprocess.run([sys.executable, "-c", code, "--openblas-kernels"], env=missing,
+                            capture_output=True, text=True, timeout=120)
+    assert insist.returncode != 0 and "--openblas-kernels: no OpenBLAS library" in insist.stderr
+    if os.path.isfile(kernels.shim_path()):
+        built = subprocess.run([sys.executable, "-c", code], env=user_env(),
+                               capture_output=True, text=True, timeout=120)
+        assert built.stdout.strip() == ("openblas" if kernels.openblas_missing() is None
+                                        else "mkl"), built.stderr
+
+
+def test_openblas_must_run_the_core_asked_for():
+    """OpenBLAS runs a core it does not know by the CPU's choice, silently: the core it
+    reports is checked, and another is an error naming it."""
+    import pytest
+
+    if kernels.openblas_missing():
+        pytest.skip(kernels.openblas_missing())
+    code = ("from compsuite import kernels\nkernels.OPENBLAS['OPENBLAS_CORETYPE'] = 'Haswel'\n"
+            "kernels.setup([])\n")
+    out = subprocess.run([sys.executable, "-c", code], env=user_env(), capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode != 0
+    assert "not Haswell (OPENBLAS_CORETYPE=Haswel)" in out.stderr.splitlines()[-1]
 
 
 def test_machine_kernels_leave_the_choice_to_the_libraries(monkeypatch):
@@ -52,7 +96,7 @@ def test_mkl_runs_the_pinned_branch_on_this_cpu(monkeypatch):
     if not torch.backends.mkl.is_available():
         pytest.skip("this torch is built without MKL")
     clear(monkeypatch)
-    kernels.setup([])
+    kernels.setup(["--mkl-kernels"])
     env = {**os.environ, "MKL_VERBOSE": "1"}
     out = subprocess.run([sys.executable, "-c", "import torch; a = torch.ones(64, 64); "
                           "a @ a; torch.bmm(a[None], a[None])"], env=env, capture_output=True,
@@ -68,13 +112,14 @@ def test_an_unknown_kernels_setting_is_one_line(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 1
     assert out.stderr.strip().splitlines() == [
-        "compsuite: error: COMPSUITE_KERNELS=bogus: expected pinned (the default), openblas "
-        "or machine"]
+        "compsuite: error: COMPSUITE_KERNELS=bogus: expected openblas (the default), mkl or "
+        "machine"]
 
 
 def test_a_run_pins_its_kernels_by_default_and_records_them(tmp_path):
     """`compsuite run` as a user runs it (the tests themselves use --machine-kernels:
-    tests/conftest.py): the result records pinned AVX2 kernels and the threads."""
+    tests/conftest.py): the result records pinned AVX2 kernels, what did the matrix
+    products (OpenBLAS where it can run) and the threads."""
     import json
 
     from conftest import ROOT
@@ -92,6 +137,8 @@ def test_a_run_pins_its_kernels_by_default_and_records_them(tmp_path):
         r = json.loads(f.read_text())
         assert r["kernels"]["pinned"] is True and r["kernels"]["cpu"] == kernels.cpu_model()
         assert r["kernels"]["torch_cpu_capability"] in ("AVX2", "DEFAULT")
+        assert r["kernels"]["matrix_products"].startswith(
+            "OpenBLAS" if kernels.openblas_missing() is None else "MKL")
         assert r["threads"] == 1
 
 
@@ -133,7 +180,8 @@ def test_openblas_kernels_do_the_products_here_and_in_the_processes_started(tmp_
         pytest.skip(f"no OpenBLAS library at {kernels.shim_path()} (scripts/setup_env.sh)")
     here = product("--openblas-kernels")
     assert here == product("--openblas-kernels")   # deterministic
-    assert here != product()   # MKL, COMPATIBLE
+    assert here == product()   # the default
+    assert here != product("--mkl-kernels")   # MKL, COMPATIBLE
     child = subprocess.run([sys.executable, "-c", "import os, subprocess, sys\n"
                             "from compsuite import kernels\n"
                             "kernels.setup(['--openblas-kernels'])\n"
@@ -240,7 +288,7 @@ def test_a_run_with_openblas_kernels_records_them(tmp_path):
         k = json.loads(f.read_text())["kernels"]
         assert k["pinned"] is True
         assert k["matrix_products"].startswith("OpenBLAS (scipy-openblas32 ")
-        assert k["matrix_products"].endswith(", Haswell")
+        assert k["matrix_products"].endswith(", Haswell") and k["openblas_threads"] == 1
 
 
 def test_the_kernel_variables_are_as_before_the_tests_above():
