@@ -62,10 +62,10 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
   "${pip[@]}" bitsandbytes || echo "setup_env: bitsandbytes failed; load_in_8bit will be refused" >&2
 fi
 
-# compsuite run --openblas-kernels: the scipy-openblas32 wheel's OpenBLAS prefixes its
-# symbols; a small library built here gives torch the unprefixed sgemm_ it calls
-# (compsuite/sgemm_openblas.c, compsuite/kernels.py).  Without a C compiler the option
-# is refused with a message; nothing else needs it.
+# The matrix products' kernels (compsuite/kernels.py): the scipy-openblas32 wheel's
+# OpenBLAS prefixes its symbols; a small library built here gives torch the unprefixed
+# sgemm_ it calls (compsuite/sgemm_openblas.c).  Without a C compiler a run falls back to
+# MKL's COMPATIBLE branch, with a note (other numbers), and --openblas-kernels is refused.
 blas_dir="$VENV/lib/compsuite-blas"
 if command -v cc >/dev/null 2>&1; then
   lib="$("$VENV/bin/python" -c 'import scipy_openblas32 as s; print(s.get_lib_dir())')"
@@ -73,9 +73,9 @@ if command -v cc >/dev/null 2>&1; then
   cc -O2 -shared -fPIC -o "$blas_dir/libsgemm_openblas.so.tmp" compsuite/sgemm_openblas.c \
      -L"$lib" -lscipy_openblas -Wl,-rpath,"$lib" \
     && mv "$blas_dir/libsgemm_openblas.so.tmp" "$blas_dir/libsgemm_openblas.so" \
-    || echo "setup_env: building the OpenBLAS library failed; --openblas-kernels will be refused" >&2
+    || echo "setup_env: building the OpenBLAS library failed; runs will use MKL's COMPATIBLE branch (other numbers)" >&2
 else
-  echo "setup_env: no C compiler (cc): --openblas-kernels will be refused" >&2
+  echo "setup_env: no C compiler (cc): runs will use MKL's COMPATIBLE branch for the matrix products (other numbers)" >&2
 fi
 
 echo "setup_env: compsuite (editable)"
