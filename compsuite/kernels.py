@@ -199,28 +199,32 @@ def openblas_core() -> str:
 
 
 @lru_cache(maxsize=1)
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's fields in ``/proc/cpuinfo`` (empty where there is none)."""
+    out: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if not line.strip():
+                    break   # the end of the first processor's block
+                key, _, value = line.partition(":")
+                out.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    return out
+
+
 def cpu_flags() -> set[str] | None:
     """The CPU's instruction-set flags (``/proc/cpuinfo``), or None where not known."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return None
+    flags = _cpuinfo().get("flags")
+    return set(flags.split()) if flags is not None else None
 
 
-@lru_cache(maxsize=1)
 def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo``; the platform's processor elsewhere)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    model = _cpuinfo().get("model name")
+    if model:
+        return model
     import platform
 
     return platform.processor() or "unknown"
