@@ -296,7 +296,12 @@ class Runner:
         return [results[u.path] for u in units]
 
     def prepare(self, units: list[Unit]) -> None:
-        """Each unit's dataset, with the toolkit formats of the runs that train on it."""
+        """Each unit's dataset, with the toolkit formats of the runs that train on it:
+        ``jobs`` datasets at a time (each dataset's steps in order).  A study's data is
+        a function of its seed and settings alone (no generator draws from a global
+        random state), so the order in which datasets are written changes no byte; the
+        toolkits' binarisers run as processes of their own, so two of them use two
+        cores."""
         toolkits: dict[tuple[str, int], list[str]] = {}
         for u in units:
             key = (u.dataset, u.seed)
@@ -304,17 +309,27 @@ class Runner:
             tk = self.study.run(u.run).toolkit
             if u.trains and tk not in need:
                 need.append(tk)
-        for (dataset, seed), tks in toolkits.items():
-            if (dataset, seed) not in self._data:
-                with self.timed("data", self.data_written(), dataset=dataset, seed=seed):
-                    self._data[(dataset, seed)] = self.study.prepare(
-                        dataset, seed, self.profile, self.data_root, self.show)
-            data = self._data[(dataset, seed)]
-            for tk in sorted(tks):
-                if tk not in data.formats:
-                    with self.timed("data", self.data_written(), dataset=dataset, seed=seed,
-                                    toolkit=tk):
-                        data.formats[tk] = get_backend(tk).write_data(data)
+        tasks = [partial(self._prepare_one, dataset, seed, tks)
+                 for (dataset, seed), tks in toolkits.items()]
+        for key, data in zip(toolkits, execute_parallel(tasks, self.jobs, None)):
+            self._data[key] = data
+
+    def _prepare_one(self, dataset: str, seed: int, toolkits: list[str],
+                     _threads: int | None = None) -> Dataset:
+        """One dataset (generated, or found already prepared) and its ``toolkits``'
+        formats, each a timed data step."""
+        data = self._data.get((dataset, seed))
+        if data is None:
+            box: dict[str, Dataset] = {}
+            with self.timed("data", self.data_written(box), dataset=dataset, seed=seed):
+                data = box["data"] = self.study.prepare(dataset, seed, self.profile,
+                                                        self.data_root, self.show)
+        for tk in sorted(toolkits):
+            if tk not in data.formats:
+                with self.timed("data", self.data_written({"data": data}), dataset=dataset,
+                                seed=seed, toolkit=tk):
+                    data.formats[tk] = get_backend(tk).write_data(data)
+        return data
 
     # ------------------------------------------------------------------ timings
     def timed(self, phase: str, did_work: Callable[[], bool] | None = None,
@@ -329,12 +344,23 @@ class Runner:
                             **{"threads": self.cpu_threads(), **what},
                             git=self.revision(), jobs=self.jobs)
 
-    def data_written(self) -> Callable[[], bool]:
+    def data_written(self, box: dict[str, Dataset] | None = None) -> Callable[[], bool]:
         """Whether a data step begun now wrote anything in the study's data folder:
-        a manifest there new or rewritten since."""
-        folder = self.data_root / self.study.name
+        a manifest there new or rewritten since; with ``box``, only under the folder of
+        the dataset it holds by then (``box["data"]``), for steps that run beside
+        another dataset's."""
+        folder = (self.data_root / self.study.name).resolve()
         before = timings.stamps(folder)
-        return lambda: timings.stamps(folder) != before
+
+        def wrote() -> bool:
+            data = (box or {}).get("data")
+            if data is None:
+                return timings.stamps(folder) != before
+            root = Path(data.root).resolve()
+            return timings.stamps(root) != {
+                k: v for k, v in before.items() if k.startswith(str(root) + os.sep)}
+
+        return wrote
 
     @contextlib.contextmanager
     def command(self, started: float | None = None) -> Iterator[dict]:
@@ -472,7 +498,7 @@ class Runner:
         deps = {p: self._finished[p] for p in unit.needs}
         wrap = self.wrap_model(unit) if self.wrap_model is not None else None
         ctx = Context(self.study, self.profile, unit, run, run_dir, data, checkpoint, model_data,
-                      trained, deps, self.show, wrap, self.decoding)
+                      trained, deps, self.show, wrap, self.decoding, threads)
         with self.timed("evaluate", unit=unit.path, threads=threads):
             evaluated = self.study.evaluate(ctx)
         backend = get_backend(run.toolkit)

@@ -198,6 +198,20 @@ def test_partial_result_and_cache(partial_results):
         sp.partial_match(["a", "b"], ["a"], ["x", "y"], [None, None])
 
 
+def test_partial_in_two_processes_decides_as_in_one(partial_results, monkeypatch):
+    """Parses spread over processes (spaCy's ``n_process``) decide every line as one
+    process does; a process is added only per MIN_PER_PROCESS sentences to parse."""
+    assert sp.processes_for(4391, 2) == 2 and sp.processes_for(285, 2) == 1
+    assert sp.processes_for(1999, 4) == 1 and sp.processes_for(0, 2) == 1
+    assert sp.processes_for(5000, 1) == 1
+    _, cold, _, _ = partial_results
+    hyps, refs, pats, tgts, _ = zip(*CASES)
+    monkeypatch.setattr(sp, "MIN_PER_PROCESS", 1)
+    two = sp.partial_match(hyps, refs, pats, tgts, n_process=2)
+    assert two.stats["references_parsed"] >= 2 and two.stats["hypotheses_parsed"] >= 2
+    assert two.matches == cold.matches and two.score == cold.score
+
+
 def test_partial_shows_its_passes_only_when_asked(partial_results, capsys):
     """A bar on stderr over each pass (token checks, references and hypotheses parsed)
     with ``show``; the same decisions, and nothing on stderr, without."""

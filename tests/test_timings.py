@@ -61,6 +61,51 @@ def test_a_run_records_every_phase_and_a_second_run_its_skipped_steps(tmp_path, 
     assert lines(tmp_path) == second   # the steps of compsuite run only
 
 
+def test_jobs_prepare_datasets_side_by_side_and_each_step_judges_its_own_folder(
+        tmp_path, monkeypatch):
+    """With ``--jobs 2`` two datasets are prepared at once: each seed's generator waits
+    at a barrier for the other's (one at a time, it would time out and the run fail).
+    A step that finds its own dataset stored is recorded as skipped even while the
+    other dataset is written beside it, and the data are the bytes a one-at-a-time run
+    writes."""
+    import threading
+
+    import majority_study
+
+    barrier = threading.Barrier(2, timeout=20)
+    real = majority_study.generate
+
+    def generate(*args, **kwargs):
+        barrier.wait()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(majority_study, "generate", generate)
+    side = tmp_path / "side"
+    assert main(["run", "majority", "--quiet", *roots(side, "--jobs", "2")]) == 0
+    data = [r for r in lines(side) if r["phase"] == "data"]
+    assert sorted((r["seed"], r.get("toolkit") or "") for r in data) == [
+        (1, ""), (1, "sklearn_bow"), (2, ""), (2, "sklearn_bow")]
+    assert [r["status"] for r in data if "toolkit" not in r] == ["done", "done"]
+
+    # one at a time, seed 1 first: the barrier would never open, so it goes
+    monkeypatch.setattr(majority_study, "generate", real)
+    alone = tmp_path / "alone"
+    assert main(["run", "majority", "--quiet", *roots(alone, "--jobs", "1", "--seeds", "1")]) == 0
+    assert main(["run", "majority", "--quiet", *roots(alone, "--jobs", "2")]) == 0
+    data = [r for r in lines(alone) if r["phase"] == "data" and "toolkit" not in r]
+    assert [(r["seed"], r["status"]) for r in data] == [(1, "done"), (1, "skipped"),
+                                                        (2, "done")] or [
+        (r["seed"], r["status"]) for r in data] == [(1, "done"), (2, "done"), (1, "skipped")]
+    files = sorted(p.relative_to(side / "DATA") for p in (side / "DATA").rglob("*")
+                   if p.is_file() and not p.name.startswith("."))
+    assert files and files == sorted(p.relative_to(alone / "DATA")
+                                     for p in (alone / "DATA").rglob("*")
+                                     if p.is_file() and not p.name.startswith("."))
+    for f in files:
+        if f.name != "manifest.json":
+            assert (side / "DATA" / f).read_bytes() == (alone / "DATA" / f).read_bytes(), f
+
+
 def test_a_stopped_run_keeps_its_lines_and_the_resumed_one_skips_the_finished_training(
         tmp_path, monkeypatch, capsys):
     """A step that a stop cuts short is recorded as stopped, as is the command; resumed, the trainings train.json holds are skipped, the evaluations done."""

@@ -368,6 +368,10 @@ class Context:
     wrap: Callable[[Model], Model] | None = None
     #: the command line's decoding settings (``--engine`` ...), over the unit's
     options: dict[str, Any] = field(default_factory=dict)
+    #: the CPU threads the unit has (the profile's ``threads``; None on a GPU): what its
+    #: evaluation may use for work it spreads over processes (parses), as its training
+    #: did; none changes a result
+    threads: int | None = None
 
     @property
     def backend(self) -> Backend:

@@ -88,6 +88,18 @@ from compsuite.threadcache import per_thread
 from .patterns import IN_DISTRIBUTION, PATTERNS, PatternInfo, normalise, pattern_info
 
 FEATURES_VERSION = "1"
+#: the fewest sentences per process for which ``nlp.pipe`` is given several processes:
+#: spaCy starts them (fork) and sends every parse back pickled, which costs more than it
+#: saves on a few hundred sentences (scoring the quick generalisation set, whose ~4,400
+#: references are parsed, took 47 s with two processes against 61 s with one, on a shared
+#: 2-core machine; the decisions were the same)
+MIN_PER_PROCESS = 1000
+
+
+def processes_for(n_texts: int, n_process: int) -> int:
+    """The processes ``nlp.pipe`` gets for ``n_texts`` sentences when ``n_process`` are
+    allowed: at most one per :data:`MIN_PER_PROCESS` sentences, at least one."""
+    return max(1, min(n_process, n_texts // MIN_PER_PROCESS))
 MODEL = "ja_ginza"
 #: the pipeline components the features need (everything else is disabled)
 NEEDED_PIPES = ("tok2vec", "parser")
@@ -579,8 +591,9 @@ def partial_match(hyps: Sequence[str], refs: Sequence[str], patterns: Sequence[s
 
     ``cache_dir``: where reference features are kept between calls (one JSON file per
     set of references, patterns and targets and per version of GiNZA, ja-ginza, spaCy
-    and Sudachi, rewritten atomically when it grows).  ``n_process``: processes for
-    ``nlp.pipe`` (spaCy's multiprocessing).  ``show``: a bar (stderr) over each of the
+    and Sudachi, rewritten atomically when it grows).  ``n_process``: the most processes
+    ``nlp.pipe`` gets (spaCy's multiprocessing; one per :data:`MIN_PER_PROCESS`
+    sentences to parse: :func:`processes_for`).  ``show``: a bar (stderr) over each of the
     three passes (the token checks, the references parsed, the hypotheses parsed).
     """
     from tqdm import tqdm
@@ -701,8 +714,9 @@ class _FastPath:
         """Parse each distinct reference still needed once; returns how many.  ``show``:
         a bar over them."""
         texts = list(self.ref_queue)
+        procs = processes_for(len(texts), n_process)
         for text, doc in _shown(zip(texts, self.nlp.pipe(texts, batch_size=batch_size,
-                                                          n_process=n_process)),
+                                                          n_process=procs)),
                                 len(texts), "partial match: parse references", show):
             toks = toks_of(doc)
             for i in self.ref_queue[text]:
@@ -723,8 +737,9 @@ class _FastPath:
         """Parse each distinct undecided hypothesis once and decide its lines; returns
         how many.  ``show``: a bar over them."""
         texts = list(self.hyp_queue)
+        procs = processes_for(len(texts), n_process)
         for text, doc in _shown(zip(texts, self.nlp.pipe(texts, batch_size=batch_size,
-                                                          n_process=n_process)),
+                                                          n_process=procs)),
                                 len(texts), "partial match: parse hypotheses", show):
             toks = toks_of(doc)
             for i in self.hyp_queue[text]:

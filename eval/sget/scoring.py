@@ -18,12 +18,14 @@ from .patterns import normalise
 
 
 def score_split(split: str, pred: Predictions, text: Path, out_dir: Path, *,
-                gen_info_file: Path, cache_dir: Path | None = None, show: bool = False) -> dict:
+                gen_info_file: Path, cache_dir: Path | None = None, n_process: int = 1,
+                show: bool = False) -> dict:
     """A model's translations of ``split`` (``pred``, as the backend read its output)
     scored against the plain text of the encoding (``text``:
     ``{split}.{en,ja,pattern}`` and ``train.en``); the translations joined into plain
     Japanese are written to ``out_dir/{split}.ja``.  The generalisation set is scored by
-    partial match too when ``gen_info_file`` (the generator's target words) exists."""
+    partial match too when ``gen_info_file`` (the generator's target words) exists, its
+    parses in up to ``n_process`` processes."""
     hyps = list(pred.hypotheses)
     refs = read_lines(text / f"{split}.ja")
     if len(hyps) != len(refs):
@@ -38,7 +40,7 @@ def score_split(split: str, pred: Predictions, text: Path, out_dir: Path, *,
         hyps, refs, read_lines(text / f"{split}.en"), read_lines(text / f"{split}.pattern"),
         gen_info=gen_info, partial=gen_info is not None,
         train_sources=read_lines(text / "train.en") if split == "gen" else None,
-        cache_dir=cache_dir, show=show)
+        cache_dir=cache_dir, n_process=n_process, show=show)
     if split == "gen" and gen_info is None:
         res["partial_not_scored_because"] = (
             "no gen_info.tsv (target words): the released data has none")

@@ -161,7 +161,8 @@ class SGET(Study):
         """Select the checkpoint by development-set exact match, translate the test and
         generalisation sets with it (the toolkit's own translation command) and score
         them: exact match, BLEU, partial match, per pattern, group, complement clause
-        and source length."""
+        and source length (partial match's GiNZA parses in as many processes as the
+        unit has threads)."""
         from compsuite.data_prep.sget.dataset import encoded_text
         from compsuite.eval.sget.scoring import score_split
         from compsuite.eval.sget.selection import select_checkpoint
@@ -185,7 +186,7 @@ class SGET(Study):
             splits[split] = score_split(split, pred, text, out_dir,
                                         gen_info_file=ctx.data.root / "text" / "gen_info.tsv",
                                         cache_dir=ctx.data.root / "partial_cache",
-                                        show=ctx.show)
+                                        n_process=ctx.threads or 1, show=ctx.show)
         return {"checkpoint": sel["checkpoint"], "checkpoint_selection": sel,
                 "predictions": str(out_dir), "splits": splits,
                 "stand_in": (ctx.trained or {}).get("stand_in")}
