@@ -671,8 +671,8 @@ def add_run_commands(sub) -> None:
                            help="only these parts of the study, with the units they need "
                                 "(compsuite list names them)")
             r.add_argument("--jobs", type=positive_int, metavar="N",
-                           help="trainings side by side (default: the profile's `jobs`, else "
-                                "1); it changes no result")
+                           help="trainings (and datasets prepared) side by side (default: the "
+                                "profile's `jobs`, else 1); it changes no result")
             r.add_argument("--openblas-kernels", action="store_true",
                            help="the default: the pinned kernels (torch's and oneDNN's at "
                                 "AVX2), with OpenBLAS on its Haswell kernels doing the "
