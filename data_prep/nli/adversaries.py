@@ -339,9 +339,11 @@ class AdjectiveLexicon:
     def __init__(self):
         self.counts: Counter = Counter()
         self.trees = 0
+        self._by_noun: dict[str, list[tuple[str, int]]] | None = None
 
     def add(self, tree: Tree) -> None:
         self.trees += 1
+        self._by_noun = None
         for np in tree.subtrees():
             if not is_base_np(np):
                 continue
@@ -353,7 +355,16 @@ class AdjectiveLexicon:
                     self.counts[(c.word.lower(), head.word.lower())] += 1
 
     def adjectives(self, noun_a: str, noun_b: str, min_count: int) -> list[str]:
-        a = {adj for (adj, n), c in self.counts.items() if n == noun_a and c >= min_count}
+        """The adjectives seen at least ``min_count`` times with each noun, sorted.
+        Read through a noun -> (adjective, count) index built on the first call after
+        an :meth:`add` (scanning every count for each noun pair made ADDAMOD's
+        candidates quadratic in the lexicon's size); the counts are changed through
+        :meth:`add` only."""
+        if self._by_noun is None:
+            self._by_noun = {}
+            for (adj, n), c in self.counts.items():
+                self._by_noun.setdefault(n, []).append((adj, c))
+        a = {adj for adj, c in self._by_noun.get(noun_a, ()) if c >= min_count}
         return sorted(adj for adj in a if self.counts[(adj, noun_b)] >= min_count)
 
     @classmethod
@@ -438,6 +449,33 @@ def addamod(pair: Pair, lexicon: AdjectiveLexicon, rules: str = "strict",
 
 
 # ----------------------------------------------------------------------------- files
+#: the last lexicon :func:`_lexicon` read, by its files' (path, inode, size, modification time)
+_last_lexicon: tuple[tuple, AdjectiveLexicon] | None = None
+
+
+def _lexicon(sources: list[str], show: bool) -> AdjectiveLexicon:
+    """The adjective lexicon of the ``sources`` files' parses.  The last one read is
+    kept while its files are unchanged: a dataset's build asks for the training files'
+    lexicon twice (the evaluation set's adversaries and the training pool's), and
+    reading it means parsing every training sentence."""
+    global _last_lexicon
+    key = tuple((src, st.st_ino, st.st_size, st.st_mtime_ns) for src in sources
+                for st in [Path(src).stat()] if Path(src).is_file())
+    if _last_lexicon is not None and _last_lexicon[0] == key and len(key) == len(sources):
+        return _last_lexicon[1]
+    from tqdm import tqdm
+
+    lexicon = AdjectiveLexicon()
+    lex_stats = ReadStats()
+    for src in sources:
+        for p in tqdm(read_jsonl(src, stats=lex_stats), desc=f"adjective lexicon {Path(src).name}",
+                      unit="pair", disable=not show):
+            lexicon.add(p.premise_tree)
+            lexicon.add(p.hypothesis_tree)
+    _last_lexicon = (key, lexicon)
+    return lexicon
+
+
 def build(input_path: str | Path, out: str | Path, *, rules: str = "strict", seed: int = 1,
           lexicon_from: list[str | Path] | None = None, show: bool = True) -> dict:
     """``out/soswap.jsonl``, ``out/addamod.jsonl`` (SNLI's format plus ``type``,
@@ -458,13 +496,7 @@ def build(input_path: str | Path, out: str | Path, *, rules: str = "strict", see
     if not pairs:
         raise DataError(f"{input_path}: no labelled pairs (all {sum(stats.skipped.values())} "
                         "have the gold label '-')")
-    lexicon = AdjectiveLexicon()
-    lex_stats = ReadStats()
-    for src in sources:
-        for p in tqdm(read_jsonl(src, stats=lex_stats), desc=f"adjective lexicon {Path(src).name}",
-                      unit="pair", disable=not show):
-            lexicon.add(p.premise_tree)
-            lexicon.add(p.hypothesis_tree)
+    lexicon = _lexicon(sources, show)
     premises: dict[str, Pair] = {}
     for p in pairs:
         premises.setdefault(p.premise, p)

@@ -345,12 +345,17 @@ def reference_analysis(sample: str | Path, out: str | Path, *, seed: int = 1, fo
     fold_of = {p: i % folds for i, p in enumerate(premises)}
     probs: list = [None] * len(pairs)
     Cs = []
+    # each pair's features once, not once per fold it is in (the groups and labels the
+    # classifier would take from the pairs themselves are given with them)
+    feats = [lex.pair_features(p) for p in pairs]
     for k in range(folds):
-        train = [p for p in pairs if fold_of[p.premise] != k]
+        train = [i for i, p in enumerate(pairs) if fold_of[p.premise] != k]
         test = [i for i, p in enumerate(pairs) if fold_of[p.premise] == k]
-        clf = lex.LexicalClassifier(seed=seed).fit(train)
+        clf = lex.LexicalClassifier(seed=seed).fit(
+            [feats[i] for i in train], labels=[pairs[i].label for i in train],
+            groups=[pairs[i].premise for i in train])
         Cs.append(clf.C)
-        for i, row in zip(test, clf.predict_proba([pairs[i] for i in test])):
+        for i, row in zip(test, clf.predict_proba([feats[i] for i in test])):
             probs[i] = row
     import numpy as np
 

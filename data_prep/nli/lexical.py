@@ -188,12 +188,19 @@ class LexicalClassifier(ModelBase):
 
         return LogisticRegression(C=C, solver="lbfgs", max_iter=self.max_iter, tol=self.tol)
 
-    def _fit_xy(self, feats, y, C):
+    def _vectorized(self, feats):
+        """(vectorizer, matrix) of feature dicts: fitted to them, or hashed."""
         vec = self._vectorizer()
         X = vec.fit_transform(feats) if self.hash_bits is None else vec.transform(feats)
+        return vec, X
+
+    def _fit_X(self, X, y, C):
         with _one_blas_thread():
-            model = self._logreg(C).fit(X, y)
-        return vec, model
+            return self._logreg(C).fit(X, y)
+
+    def _fit_xy(self, feats, y, C):
+        vec, X = self._vectorized(feats)
+        return vec, self._fit_X(X, y, C)
 
     def fit(self, pairs: Sequence, labels: Sequence[str] | None = None,
             groups: Sequence | None = None) -> "LexicalClassifier":
@@ -225,10 +232,16 @@ class LexicalClassifier(ModelBase):
             _need_all_labels([labels[i] for i in train],
                              f"the training part (seed {self.seed}) of the C selection")
             self.held_out_loss = {}
+            # one vectorisation for the whole grid: the same features give the same
+            # matrices for every C (vectorising them again took most of the fits'
+            # time); each fit gets its own copy, as it got its own matrix before
+            vec, X_train = self._vectorized([feats[i] for i in train])
+            X_held = vec.transform([feats[i] for i in held])
+            y_train = [labels[i] for i in train]
             for C in self.grid:
-                vec, model = self._fit_xy([feats[i] for i in train], [labels[i] for i in train], C)
+                model = self._fit_X(X_train.copy(), y_train, C)
                 with _one_blas_thread():
-                    proba = model.predict_proba(vec.transform([feats[i] for i in held]))
+                    proba = model.predict_proba(X_held.copy())
                 self.held_out_loss[C] = float(log_loss([labels[i] for i in held], proba,
                                                        labels=list(model.classes_)))
             self.C = min(self.grid, key=lambda c: (self.held_out_loss[c], c))

@@ -44,7 +44,8 @@ class Tree:
 
     @property
     def is_preterminal(self) -> bool:
-        return len(self.children) == 1 and isinstance(self.children[0], str)
+        children = self.children
+        return len(children) == 1 and isinstance(children[0], str)
 
     @property
     def word(self) -> str:
@@ -72,9 +73,16 @@ class Tree:
         return [p for c in self.children for p in c.preterminals()]
 
     def subtrees(self) -> Iterator["Tree"]:
-        yield self
-        for c in self.kids:
-            yield from c.subtrees()
+        """Every node, in pre-order (this one first).  A stack rather than nested
+        generators: a node deep in the tree would otherwise pass through one generator
+        per level, which made this the adversaries' and the parser's hottest loop."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            children = node.children
+            if not (len(children) == 1 and isinstance(children[0], str)):
+                stack.extend(reversed(children))
 
     def copy(self) -> "Tree":
         if self.is_preterminal:
@@ -108,6 +116,7 @@ def parse_tree(text: str, where: str = "parse") -> Tree:
         raise DataError(f"{where}: not a bracketed parse: {text[:60]!r}")
     stack: list[Tree] = []
     root = None
+    mixed = False   # a constituent with both words and phrases (reported below)
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -121,7 +130,9 @@ def parse_tree(text: str, where: str = "parse") -> Tree:
                 i += 2
             node = Tree(label, [])
             if stack:
-                stack[-1].children.append(node)
+                parent = stack[-1].children
+                mixed = mixed or (bool(parent) and isinstance(parent[0], str))
+                parent.append(node)
             elif root is not None:
                 raise DataError(f"{where}: text after the parse's last bracket")
             else:
@@ -138,11 +149,14 @@ def parse_tree(text: str, where: str = "parse") -> Tree:
             continue
         if not stack:
             raise DataError(f"{where}: a word outside any bracket: {tok!r}")
-        stack[-1].children.append(tok)
+        parent = stack[-1].children
+        mixed = mixed or bool(parent)
+        parent.append(tok)
         i += 1
     if stack:
         raise DataError(f"{where}: unbalanced brackets ({len(stack)} not closed)")
-    for node in root.subtrees() if root else []:
+    # the walk that finds (in pre-order) the constituent to name, only when there is one
+    for node in root.subtrees() if root and mixed else []:
         words = [c for c in node.children if isinstance(c, str)]
         if words and len(node.children) > 1:
             raise DataError(f"{where}: constituent {node.label} mixes words and phrases")

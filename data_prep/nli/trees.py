@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from compsuite.foundation.errors import DataError
@@ -107,9 +108,11 @@ PUNCTUATION = frozenset({"''", "``", "-LRB-", "-RRB-", ".", ":", ","})
 COORDINATORS = frozenset({"CC", "CONJP"})
 
 
+@lru_cache(maxsize=4096)
 def base_label(label: str) -> str:
     """A label without function tags or indices (``NP-SBJ-1`` -> ``NP``); ``-LRB-``
-    and the like are kept whole."""
+    and the like are kept whole.  Cached: a treebank has few distinct labels, and
+    :func:`head_child` asks for each child of every node."""
     if label.startswith("-"):
         return label
     return re.split(r"[-=]", label, maxsplit=1)[0] or label
@@ -133,6 +136,14 @@ def head_child(label: str, child_labels: list[str]) -> int:
     ``CONJP`` gives way to the child before that, unless that child is punctuation
     (``NP -> NP CC NP`` is headed by the first NP; ``ADJP -> JJ , JJ , CC JJ`` keeps
     the last JJ, as the shipped SNLI binary parses do)."""
+    return _head_child(label, tuple(child_labels))
+
+
+@lru_cache(maxsize=65536)
+def _head_child(label: str, child_labels: tuple[str, ...]) -> int:
+    """:func:`head_child`, cached: it depends on the labels only, and a corpus's
+    sentences repeat few distinct (label, children) productions (bounded for
+    SNLI-sized corpora)."""
     labels = [base_label(x) for x in child_labels]
     steps = HEAD_RULES.get(base_label(label), (("left", ()),))
     head = None
