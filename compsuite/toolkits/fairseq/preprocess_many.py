@@ -11,7 +11,8 @@ each call; the first call that fails ends the process with its exit status.
 One of fairseq's functions is replaced for these calls, by one that returns the same
 tensors (:func:`fast_encode_line`): fairseq's ``Dictionary.encode_line`` writes a line's
 word ids into a tensor one element at a time, a torch call per word, which was most of
-the binarisation's time (a quick sentence-pair dataset of 4.6M words: 18 s before, 8 s after).
+the binarisation's time (a quick sentence-pair dataset of 4.6M words: 18 s before, 8 s
+after).
 """
 from __future__ import annotations
 
