@@ -185,7 +185,8 @@ def test_evaluate_decodes_each_run_with_its_own_settings(tmp_path, monkeypatch):
         used.clear()
         ctx = unit("paper", run)
         ctx.__dict__.update(data=SimpleNamespace(root=tmp_path), backend=Backend(),
-                            run_dir=tmp_path / run, trained={}, show=False, checkpoint=None)
+                            run_dir=tmp_path / run, trained={}, show=False, checkpoint=None,
+                            threads=1)
         ctx.predict = lambda split, trained, generation, out_dir, b=ctx.backend: b.predict(
             trained, ctx.data, split, generation, out_dir)
         STUDY.evaluate(ctx)
