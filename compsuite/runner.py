@@ -326,7 +326,7 @@ class Runner:
                                                         self.data_root, self.show)
         for tk in sorted(toolkits):
             if tk not in data.formats:
-                with self.timed("data", self.data_written({"data": data}), dataset=dataset,
+                with self.timed("data", self.data_written(root=data.root), dataset=dataset,
                                 seed=seed, toolkit=tk):
                     data.formats[tk] = get_backend(tk).write_data(data)
         return data
@@ -344,11 +344,17 @@ class Runner:
                             **{"threads": self.cpu_threads(), **what},
                             git=self.revision(), jobs=self.jobs)
 
-    def data_written(self, box: dict[str, Dataset] | None = None) -> Callable[[], bool]:
-        """Whether a data step begun now wrote anything in the study's data folder:
-        a manifest there new or rewritten since; with ``box``, only under the folder of
-        the dataset it holds by then (``box["data"]``), for steps that run beside
-        another dataset's."""
+    def data_written(self, box: dict[str, Dataset] | None = None,
+                     root: Path | None = None) -> Callable[[], bool]:
+        """Whether a data step begun now wrote anything: a manifest new or rewritten
+        since, under ``root`` (a dataset's folder, known before the step), or under the
+        folder of the dataset ``box`` holds once the step ends (``box["data"]``: a step
+        that makes the dataset), or else anywhere in the study's data folder.  Steps run
+        beside another dataset's, so each is judged by its own folder."""
+        if root is not None:
+            own = Path(root).resolve()
+            before_own = timings.stamps(own)
+            return lambda: timings.stamps(own) != before_own
         folder = (self.data_root / self.study.name).resolve()
         before = timings.stamps(folder)
 
@@ -356,9 +362,9 @@ class Runner:
             data = (box or {}).get("data")
             if data is None:
                 return timings.stamps(folder) != before
-            root = Path(data.root).resolve()
-            return timings.stamps(root) != {
-                k: v for k, v in before.items() if k.startswith(str(root) + os.sep)}
+            own = Path(data.root).resolve()
+            return timings.stamps(own) != {
+                k: v for k, v in before.items() if k.startswith(str(own) + os.sep)}
 
         return wrote
 
