@@ -346,23 +346,17 @@ class Runner:
 
     def data_written(self, box: dict[str, Dataset] | None = None,
                      root: Path | None = None) -> Callable[[], bool]:
-        """Whether a data step begun now wrote anything: a manifest new or rewritten
-        since, under ``root`` (a dataset's folder, known before the step), or under the
-        folder of the dataset ``box`` holds once the step ends (``box["data"]``: a step
-        that makes the dataset), or else anywhere in the study's data folder.  Steps run
-        beside another dataset's, so each is judged by its own folder."""
-        if root is not None:
-            own = Path(root).resolve()
-            before_own = timings.stamps(own)
-            return lambda: timings.stamps(own) != before_own
-        folder = (self.data_root / self.study.name).resolve()
-        before = timings.stamps(folder)
+        """Whether a data step begun now wrote anything in its own dataset's folder (a
+        manifest new or rewritten since): ``root``, where the folder is known before
+        the step, or else that of the dataset ``box`` holds once the step has made it
+        (``box["data"]``; the study's whole data folder is stamped before).  Steps run
+        beside another dataset's, so each is judged by its own folder alone.  Asked only
+        after a step that succeeded (:func:`compsuite.timings.step`)."""
+        before = timings.stamps(
+            (Path(root) if root is not None else self.data_root / self.study.name).resolve())
 
         def wrote() -> bool:
-            data = (box or {}).get("data")
-            if data is None:
-                return timings.stamps(folder) != before
-            own = Path(data.root).resolve()
+            own = Path(root if root is not None else box["data"].root).resolve()
             return timings.stamps(own) != {
                 k: v for k, v in before.items() if k.startswith(str(own) + os.sep)}
 
